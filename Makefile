@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# xkernel: one build for the library and CLI (build/), the kernel module
+# (kmod/, Kbuild against the target kernel's headers) and the tests.
+#
+#   make            library, xk, unit tests; the module once a kernel is fetched
+#   make kmod       the module (needs: build/xk kernel fetch)
+#   make check      every test: unit, CLI, guest (see tests/run.sh)
+#   make demo       the main job (see README.md)
+
+CC      ?= gcc
+BUILD   := build
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
+           -Iinclude -MMD -MP
+LDLIBS  := -lelf -lcapstone
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vm/guest-init.o
+XK_SRCS  := $(wildcard tools/xk/*.c)
+XK_OBJS  := $(XK_SRCS:%.c=$(BUILD)/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+XK      := $(BUILD)/xk
+# the target kernel's headers, from the cache (empty until xk kernel fetch)
+KHEADERS ?= $(shell $(XK) -q kernel info --field headers 2>/dev/null)
+
+.PHONY: all kmod check demo clean
+all: $(XK) $(UNIT_BINS)
+	@if [ -n "$(KHEADERS)" ]; then $(MAKE) --no-print-directory kmod; fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/vm/guest-init.o: vm/guest-init.S vm/guest-init.sh
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
+
+$(BUILD)/libxk.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(XK): $(XK_OBJS) $(BUILD)/libxk.a
+	$(CC) $(CFLAGS) -o $@ $(XK_OBJS) $(BUILD)/libxk.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxk.a tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ilib -o $@ $< $(BUILD)/libxk.a $(LDLIBS)
+
+kmod: $(XK)
+	@if [ -z "$(KHEADERS)" ]; then \
+		echo "make kmod: no target kernel; run '$(XK) kernel fetch' first" >&2; exit 1; fi
+	$(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod modules
+
+check: all
+	tests/run.sh
+
+demo: all
+	scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+	@if [ -n "$(KHEADERS)" ]; then $(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod clean; fi
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk: target kernel provisioning.
+ *
+ * A target kernel is a Debian kernel: the unsigned image (vmlinuz and the
+ * modules), the headers (for out-of-tree modules), and optionally the source
+ * tree prepared for single-object builds with the compiler that built the
+ * kernel. Everything is unpacked under $XK_CACHE/kernels/<release>/; each
+ * step leaves a stamp so that a second fetch only checks stamps.
+ *
+ * The version is never hard-coded: without a release the current candidate
+ * of linux-source-6.12 picks the upstream version, and the cloud-amd64 image
+ * of that exact package version is the target. With a release (uname -r of
+ * a Debian host), the same steps run for that kernel.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define DEFAULT_SOURCE_PKG "linux-source-6.12"
+#define DEFAULT_FLAVOUR "cloud-amd64"
+
+struct deb {
+	char name[192];
+	char version[128];
+	char path[XK_PATH_MAX];	/* set once downloaded */
+};
+
+struct kernel_pkgs {
+	struct deb image;
+	struct deb headers[4];	/* flavour headers, common headers, kbuild */
+	int nr_headers;
+	struct deb source;
+};
+
+static char cache_buf[XK_PATH_MAX];
+
+const char *xk_cache_dir(const char *override)
+{
+	const char *env = getenv("XK_CACHE"), *home = getenv("HOME");
+
+	if (override && *override)
+		return override;
+	if (env && *env)
+		return env;
+	if (xk_snprintf(cache_buf, sizeof(cache_buf), "%s/.cache/xkernel",
+			home && *home ? home : "/root"))
+		return "/var/cache/xkernel";
+	return cache_buf;
+}
+
+/* Returns the value of "Key: value" on its own line of an apt listing. */
+static int field_of(const char *text, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchrnul(line, '\n');
+		const char *p = line;
+
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			p += klen + 1;
+			while (*p == ' ')
+				p++;
+			if (end - p <= 0 || (size_t)(end - p) >= size)
+				return -ENOENT;
+			memcpy(out, p, end - p);
+			out[end - p] = '\0';
+			return 0;
+		}
+		line = *end ? end + 1 : end;
+	}
+	return -ENOENT;
+}
+
+static int apt_cache(const char *const *argv, char **out)
+{
+	struct xk_cmd cmd = { .argv = argv, .capture = out };
+	int st = xk_run(&cmd);
+
+	if (st < 0)
+		return st;
+	if (st) {
+		free(*out);
+		*out = NULL;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The candidate version of a package, or -ENOENT. */
+static int candidate_version(const char *pkg, char *out, size_t size)
+{
+	const char *argv[] = { "apt-cache", "policy", pkg, NULL };
+	char *text = NULL;
+	int err;
+
+	err = apt_cache(argv, &text);
+	if (!err)
+		err = field_of(text, "Candidate", out, size);
+	if (!err && !strcmp(out, "(none)"))
+		err = -ENOENT;
+	free(text);
+	return err;
+}
+
+/* The newest version of a package that apt knows, or -ENOENT. */
+static int show_version(const char *pkg, char *out, size_t size)
+{
+	const char *argv[] = { "apt-cache", "show", "--no-all-versions", pkg,
+			       NULL };
+	char *text = NULL;
+	int err;
+
+	err = apt_cache(argv, &text);
+	if (!err)
+		err = field_of(text, "Version", out, size);
+	free(text);
+	return err;
+}
+
+static int set_deb(struct deb *d, const char *name, const char *version)
+{
+	return xk_strlcpy(d->name, name, sizeof(d->name)) ?:
+	       xk_strlcpy(d->version, version, sizeof(d->version));
+}
+
+/*
+ * The default target: the cloud-amd64 image whose package version equals
+ * the linux-source-6.12 candidate.
+ */
+static int resolve_default_release(char *release, size_t size)
+{
+	char version[128], upstream[64], pattern[256], name[256], v[128];
+	const char *argv[] = { "apt-cache", "search", "--names-only", pattern,
+			       NULL };
+	char *list = NULL;
+	int err;
+
+	err = candidate_version(DEFAULT_SOURCE_PKG, version, sizeof(version));
+	if (err)
+		return xk_err(err, "apt knows no candidate for %s: run "
+				   "'apt-get update' (or pass --release)",
+			      DEFAULT_SOURCE_PKG);
+	xk_snprintf(upstream, sizeof(upstream), "%.*s",
+		    (int)strcspn(version, "-"), version);
+	err = xk_snprintf(pattern, sizeof(pattern),
+			  "^linux-image-%s\\+.*-%s-unsigned$", upstream,
+			  DEFAULT_FLAVOUR);
+	err = err ?: apt_cache(argv, &list);
+	if (err)
+		return xk_err(-ENOENT, "no %s image of Linux %s is known to apt",
+			      DEFAULT_FLAVOUR, upstream);
+	err = -ENOENT;
+	for (char *line = list; *line;) {
+		char *end = strchrnul(line, '\n');
+		size_t n = strcspn(line, " ");
+
+		if (n < sizeof(name)) {
+			memcpy(name, line, n);
+			name[n] = '\0';
+			if (!show_version(name, v, sizeof(v)) &&
+			    !strcmp(v, version)) {
+				size_t pre = strlen("linux-image-");
+				size_t suf = strlen("-unsigned");
+
+				err = xk_snprintf(release, size, "%.*s",
+						  (int)(n - pre - suf),
+						  name + pre);
+				break;
+			}
+		}
+		line = *end ? end + 1 : end;
+	}
+	free(list);
+	if (err)
+		return xk_err(err, "no %s image has the version %s of %s",
+			      DEFAULT_FLAVOUR, version, DEFAULT_SOURCE_PKG);
+	return 0;
+}
+
+static int valid_release(const char *r)
+{
+	if (!*r || strlen(r) > 100)
+		return 0;
+	for (; *r; r++)
+		if (!isalnum((unsigned char)*r) && !strchr(".+-_~", *r))
+			return 0;
+	return 1;
+}
+
+/* Names and versions of the packages that make up a target kernel. */
+static int resolve_packages(const char *release, struct kernel_pkgs *p)
+{
+	char name[192], version[128], mm[32];
+	const char *argv[] = { "apt-cache", "depends", "--no-recommends",
+			       "--no-suggests", name, NULL };
+	char *deps = NULL;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	if (!valid_release(release))
+		return xk_err(-EINVAL, "'%s' is not a kernel release", release);
+	xk_snprintf(name, sizeof(name), "linux-image-%s-unsigned", release);
+	if (show_version(name, version, sizeof(version))) {
+		xk_snprintf(name, sizeof(name), "linux-image-%s", release);
+		if (show_version(name, version, sizeof(version)))
+			return xk_err(-ENOENT,
+				      "unknown kernel release '%s': Debian has "
+				      "no package linux-image-%s (check the "
+				      "release, or run 'apt-get update')",
+				      release, release);
+	}
+	err = set_deb(&p->image, name, version);
+
+	/* the headers package and what it depends on (common, kbuild) */
+	xk_snprintf(name, sizeof(name), "linux-headers-%s", release);
+	err = err ?: set_deb(&p->headers[p->nr_headers++], name, version);
+	err = err ?: apt_cache(argv, &deps);
+	if (err)
+		return xk_err(err ?: -ENOENT, "apt knows no package %s", name);
+	for (char *line = deps; *line && !err;) {
+		char *end = strchrnul(line, '\n'), *dep;
+		bool last = !*end;
+
+		*end = '\0';
+		dep = strstr(line, "Depends: ");
+		if (dep) {
+			dep += strlen("Depends: ");
+			if ((!strncmp(dep, "linux-headers-", 14) ||
+			     !strncmp(dep, "linux-kbuild-", 13)) &&
+			    !strchr(dep, '<') &&
+			    p->nr_headers < (int)ARRAY_SIZE(p->headers))
+				err = set_deb(&p->headers[p->nr_headers++], dep,
+					      version);
+		}
+		line = last ? end : end + 1;
+	}
+	free(deps);
+
+	/* the source package of the same major.minor and the same version */
+	xk_snprintf(mm, sizeof(mm), "%.*s", (int)strspn(release, "0123456789."),
+		    release);
+	if (strchr(mm, '.') != strrchr(mm, '.'))
+		*strrchr(mm, '.') = '\0';
+	xk_snprintf(name, sizeof(name), "linux-source-%s", mm);
+	err = err ?: set_deb(&p->source, name, version);
+	return err;
+}
+
+static int find_deb(const char *debs, struct deb *d)
+{
+	char pattern[XK_PATH_MAX];
+	glob_t g;
+	int err;
+
+	err = xk_snprintf(pattern, sizeof(pattern), "%s/%s_%s_*.deb", debs,
+			  d->name, d->version);
+	if (err)
+		return err;
+	if (glob(pattern, 0, NULL, &g))
+		return -ENOENT;
+	err = xk_strlcpy(d->path, g.gl_pathv[0], sizeof(d->path));
+	globfree(&g);
+	return err;
+}
+
+/* apt-get download, into the cache, only the packages not there yet. */
+static int download_debs(const char *cache, struct deb **debs, int n)
+{
+	char dir[XK_PATH_MAX], log[XK_PATH_MAX], spec[256], tail[1024];
+	int err;
+
+	err = xk_snprintf(dir, sizeof(dir), "%s/debs", cache) ?:
+	      xk_snprintf(log, sizeof(log), "%s/debs/apt-get.log", cache) ?:
+	      xk_mkdir_p(dir);
+	if (err)
+		return xk_err(err, "cannot create %s/debs", cache);
+	for (int i = 0; i < n; i++) {
+		const char *argv[] = { "apt-get", "download", "-q", spec, NULL };
+		struct xk_cmd cmd = { .argv = argv, .cwd = dir, .log_path = log };
+
+		if (!find_deb(dir, debs[i]))
+			continue;
+		xk_snprintf(spec, sizeof(spec), "%s=%s", debs[i]->name,
+			    debs[i]->version);
+		pr_info("downloading %s\n", spec);
+		err = xk_run(&cmd);
+		if (err < 0)
+			return err;
+		if (err || find_deb(dir, debs[i])) {
+			xk_file_tail(log, 3, tail, sizeof(tail));
+			return xk_err(-ENETUNREACH,
+				      "cannot download %s from the Debian "
+				      "mirror (no network to it?); apt-get "
+				      "said:\n%s",
+				      spec, tail);
+		}
+	}
+	return 0;
+}
+
+static int stamp_path(const struct xk_kernel *k, const char *step, char *out,
+		      size_t size)
+{
+	return xk_snprintf(out, size, "%s/.stamp-%s", k->dir, step);
+}
+
+static bool stamped(const struct xk_kernel *k, const char *step)
+{
+	char p[XK_PATH_MAX];
+
+	return !stamp_path(k, step, p, sizeof(p)) && xk_exists(p);
+}
+
+static int stamp(const struct xk_kernel *k, const char *step)
+{
+	char p[XK_PATH_MAX];
+
+	return stamp_path(k, step, p, sizeof(p)) ?:
+	       xk_write_file(p, "ok\n", 3, 0644);
+}
+
+static int fill_paths(struct xk_kernel *k, const char *cache,
+		      const char *release)
+{
+	int err;
+
+	err = xk_strlcpy(k->release, release, sizeof(k->release)) ?:
+	      xk_snprintf(k->dir, sizeof(k->dir), "%s/kernels/%s", cache,
+			  release) ?:
+	      xk_snprintf(k->root, sizeof(k->root), "%s/root", k->dir) ?:
+	      xk_snprintf(k->vmlinuz, sizeof(k->vmlinuz), "%s/boot/vmlinuz-%s",
+			  k->root, release) ?:
+	      xk_snprintf(k->config, sizeof(k->config), "%s/boot/config-%s",
+			  k->root, release) ?:
+	      xk_snprintf(k->headers, sizeof(k->headers),
+			  "%s/usr/src/linux-headers-%s", k->root, release) ?:
+	      xk_snprintf(k->modules, sizeof(k->modules), "%s/lib/modules/%s",
+			  k->root, release) ?:
+	      xk_snprintf(k->source, sizeof(k->source), "%s/src", k->dir);
+	if (err)
+		return xk_err(err, "cache path too long: %s", cache);
+	return 0;
+}
+
+/*
+ * The headers package refers to its common half and to kbuild by absolute
+ * paths under /usr; point them into the cache instead.
+ */
+static int relocate_headers(struct xk_kernel *k)
+{
+	char mk[XK_PATH_MAX], link[XK_PATH_MAX], *text, *inc, *out;
+	const char *key = "include /usr/src/";
+	size_t len;
+	int err;
+
+	err = xk_snprintf(mk, sizeof(mk), "%s/Makefile", k->headers) ?:
+	      xk_read_file(mk, &text, &len);
+	if (err)
+		return xk_err(err, "headers package has no Makefile at %s", mk);
+	inc = strstr(text, key);
+	if (inc) {
+		out = NULL;
+		if (asprintf(&out, "%.*sinclude %s/usr/src/%s",
+			     (int)(inc - text), text, k->root,
+			     inc + strlen(key)) < 0) {
+			free(text);
+			return -ENOMEM;
+		}
+		err = xk_write_file(mk, out, strlen(out), 0644);
+		free(out);
+	}
+	free(text);
+	err = err ?: xk_snprintf(link, sizeof(link), "%s/build", k->modules);
+	if (!err) {
+		unlink(link);
+		if (symlink(k->headers, link))
+			err = -errno;
+	}
+	return err ? xk_err(err, "cannot relocate the headers in %s", k->dir)
+		   : 0;
+}
+
+static int unpack_debs(struct xk_kernel *k, struct kernel_pkgs *p)
+{
+	char log[XK_PATH_MAX];
+	int err = 0;
+
+	if (stamped(k, "unpack"))
+		return 0;
+	xk_rm_rf(k->root);
+	err = xk_mkdir_p(k->root) ?:
+	      xk_snprintf(log, sizeof(log), "%s/unpack.log", k->dir);
+	for (int i = -1; i < p->nr_headers && !err; i++) {
+		struct deb *d = i < 0 ? &p->image : &p->headers[i];
+		const char *argv[] = { "dpkg-deb", "-x", d->path, k->root, NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		pr_info("unpacking %s\n", d->name);
+		err = xk_run_step("dpkg-deb -x", &cmd);
+	}
+	err = err ?: relocate_headers(k);
+	if (!err) {
+		const char *argv[] = { "depmod", "-b", k->root, k->release,
+				       NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		err = xk_run_step("depmod", &cmd);
+	}
+	return err ?: stamp(k, "unpack");
+}
+
+/* The compiler that built the kernel, from CONFIG_CC_VERSION_TEXT. */
+static int kernel_cc(const struct xk_kernel *k, char *cc, size_t size)
+{
+	char *cfg, *p;
+	size_t len;
+	int err;
+
+	err = xk_read_file(k->config, &cfg, &len);
+	if (err)
+		return xk_err(err, "no kernel config at %s", k->config);
+	p = strstr(cfg, "CONFIG_CC_VERSION_TEXT=\"");
+	if (!p) {
+		free(cfg);
+		return xk_err(-ENOENT, "%s names no compiler", k->config);
+	}
+	p += strlen("CONFIG_CC_VERSION_TEXT=\"");
+	err = xk_snprintf(cc, size, "%.*s", (int)strcspn(p, " \""), p);
+	free(cfg);
+	if (!err) {
+		char path[XK_PATH_MAX];
+
+		if (xk_which(cc, path, sizeof(path)))
+			return xk_err(-ENOENT,
+				      "the kernel was built with %s, which is "
+				      "not installed (apt-get install gcc-12)",
+				      cc);
+	}
+	return err;
+}
+
+static int unpack_source(struct xk_kernel *k, struct kernel_pkgs *p)
+{
+	char tmp[XK_PATH_MAX], tarball[XK_PATH_MAX], log[XK_PATH_MAX];
+	char untarred[XK_PATH_MAX];
+	glob_t g;
+	int err;
+
+	if (stamped(k, "source"))
+		return 0;
+	err = xk_snprintf(tmp, sizeof(tmp), "%s/srcpkg", k->dir) ?:
+	      xk_snprintf(log, sizeof(log), "%s/source.log", k->dir);
+	if (err)
+		return err;
+	xk_rm_rf(tmp);
+	xk_rm_rf(k->source);
+	pr_info("unpacking %s (about 1.7 GB)\n", p->source.name);
+	{
+		const char *argv[] = { "dpkg-deb", "-x", p->source.path, tmp,
+				       NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		err = xk_run_step("dpkg-deb -x (source)", &cmd);
+	}
+	if (err)
+		return err;
+	xk_snprintf(tarball, sizeof(tarball), "%s/usr/src/linux-source-*.tar.*",
+		    tmp);
+	if (glob(tarball, 0, NULL, &g))
+		return xk_err(-ENOENT, "%s holds no source tarball",
+			      p->source.name);
+	err = xk_strlcpy(tarball, g.gl_pathv[0], sizeof(tarball));
+	globfree(&g);
+	{
+		const char *argv[] = { "tar", "-xf", tarball, "-C", tmp, NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		err = err ?: xk_run_step("tar -x (source)", &cmd);
+	}
+	xk_snprintf(untarred, sizeof(untarred), "%s/linux-source-*/", tmp);
+	if (!err && glob(untarred, GLOB_ONLYDIR, NULL, &g))
+		err = xk_err(-ENOENT, "the source tarball has no linux-source-*");
+	if (!err) {
+		if (rename(g.gl_pathv[0], k->source))
+			err = xk_err(-errno, "cannot move the source to %s",
+				     k->source);
+		globfree(&g);
+	}
+	xk_rm_rf(tmp);
+	return err ?: stamp(k, "source");
+}
+
+/* .config from the headers, olddefconfig, prepare: single objects build. */
+static int prepare_source(struct xk_kernel *k)
+{
+	char cc[64], ccvar[96], cfg[XK_PATH_MAX], symvers[XK_PATH_MAX];
+	char dst[XK_PATH_MAX], log[XK_PATH_MAX], jobs[16];
+	int err;
+
+	if (stamped(k, "prepare"))
+		return 0;
+	err = kernel_cc(k, cc, sizeof(cc)) ?:
+	      xk_snprintf(ccvar, sizeof(ccvar), "CC=%s", cc) ?:
+	      xk_snprintf(cfg, sizeof(cfg), "%s/.config", k->headers) ?:
+	      xk_snprintf(dst, sizeof(dst), "%s/.config", k->source) ?:
+	      xk_snprintf(log, sizeof(log), "%s/prepare.log", k->dir) ?:
+	      xk_snprintf(jobs, sizeof(jobs), "-j%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	err = err ?: xk_copy_file(cfg, dst, 0644);
+	if (!err) {
+		const char *argv[] = { "make", "-s", "-C", k->source, ccvar,
+				       "olddefconfig", NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		pr_info("configuring the source tree (%s)\n", cc);
+		err = xk_run_step("make olddefconfig", &cmd);
+	}
+	if (!err) {
+		const char *argv[] = { "make", "-s", "-C", k->source, ccvar,
+				       jobs, "prepare", NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		pr_info("preparing the source tree for single-object builds\n");
+		err = xk_run_step("make prepare", &cmd);
+	}
+	err = err ?: xk_snprintf(symvers, sizeof(symvers), "%s/Module.symvers",
+				 k->headers) ?:
+	      xk_snprintf(dst, sizeof(dst), "%s/Module.symvers", k->source) ?:
+	      xk_copy_file(symvers, dst, 0644);
+	return err ?: stamp(k, "prepare");
+}
+
+static int write_info(const struct xk_kernel *k, const char *cache)
+{
+	char path[XK_PATH_MAX], buf[1024];
+	int err;
+
+	err = xk_snprintf(buf, sizeof(buf), "release=%s\nversion=%s\n",
+			  k->release, k->version) ?:
+	      xk_snprintf(path, sizeof(path), "%s/kernel.info", k->dir) ?:
+	      xk_write_file(path, buf, strlen(buf), 0644) ?:
+	      xk_snprintf(path, sizeof(path), "%s/kernels/default", cache) ?:
+	      xk_snprintf(buf, sizeof(buf), "%s\n", k->release) ?:
+	      xk_write_file(path, buf, strlen(buf), 0644);
+	return err ? xk_err(err, "cannot write %s", path) : 0;
+}
+
+/* The value of "key=value" on its own line. */
+static int kv_get(const char *text, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = text; *line;) {
+		const char *end = strchrnul(line, '\n');
+
+		if (!strncmp(line, key, klen) && line[klen] == '=')
+			return xk_snprintf(out, size, "%.*s",
+					   (int)(end - line - klen - 1),
+					   line + klen + 1);
+		line = *end ? end + 1 : end;
+	}
+	return -ENOENT;
+}
+
+static int read_info(struct xk_kernel *k)
+{
+	char path[XK_PATH_MAX], *text;
+	int err;
+
+	err = xk_snprintf(path, sizeof(path), "%s/kernel.info", k->dir) ?:
+	      xk_read_file(path, &text, NULL);
+	if (err)
+		return -ENOENT;
+	err = kv_get(text, "version", k->version, sizeof(k->version));
+	free(text);
+	k->source_prepared = stamped(k, "prepare");
+	if (!k->source_prepared)
+		k->source[0] = '\0';
+	return err ?: (stamped(k, "unpack") ? 0 : -ENOENT);
+}
+
+int xk_kernel_find(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+{
+	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
+	const char *release = OPTS_GET(opts, release, NULL);
+	char def[XK_PATH_MAX], *text = NULL;
+	int err;
+
+	if (!OPTS_VALID(opts, xk_kernel_opts))
+		return xk_err(-EINVAL, "invalid xk_kernel_opts");
+	memset(k, 0, sizeof(*k));
+	if (!release) {
+		err = xk_snprintf(def, sizeof(def), "%s/kernels/default", cache) ?:
+		      xk_read_file(def, &text, NULL);
+		if (err)
+			return xk_err(-ENOENT, "no kernel in the cache %s: run "
+					       "'xk kernel fetch' first", cache);
+		text[strcspn(text, "\n")] = '\0';
+		release = text;
+	}
+	err = fill_paths(k, cache, release);
+	if (!err && read_info(k))
+		err = xk_err(-ENOENT, "kernel %s is not in the cache %s: run "
+				      "'xk kernel fetch --release %s'",
+			     release, cache, release);
+	free(text);
+	return err;
+}
+
+/*
+ * The pipeline of a fetch; every step is skipped when its stamp is there.
+ */
+int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+{
+	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
+	const char *release = OPTS_GET(opts, release, NULL);
+	bool with_source = OPTS_GET(opts, with_source, false);
+	struct kernel_pkgs p;
+	char resolved[128];
+	struct deb *debs[8];
+	int n = 0, err;
+
+	if (!OPTS_VALID(opts, xk_kernel_opts))
+		return xk_err(-EINVAL, "invalid xk_kernel_opts");
+	if (OPTS_GET(opts, offline, false))
+		return xk_kernel_find(opts, k);
+	memset(k, 0, sizeof(*k));
+	if (!release) {
+		err = resolve_default_release(resolved, sizeof(resolved));
+		if (err)
+			return err;
+		release = resolved;
+	}
+	err = resolve_packages(release, &p) ?:
+	      fill_paths(k, cache, release) ?:
+	      xk_strlcpy(k->version, p.image.version, sizeof(k->version)) ?:
+	      xk_mkdir_p(k->dir);
+	if (err)
+		return err;
+
+	debs[n++] = &p.image;
+	for (int i = 0; i < p.nr_headers; i++)
+		debs[n++] = &p.headers[i];
+	if (with_source)
+		debs[n++] = &p.source;
+
+	err = download_debs(cache, debs, n) ?:
+	      unpack_debs(k, &p);
+	if (!err && with_source)
+		err = unpack_source(k, &p) ?: prepare_source(k);
+	err = err ?: write_info(k, cache);
+	if (err)
+		return err;
+	k->source_prepared = stamped(k, "prepare");
+	if (!k->source_prepared)
+		k->source[0] = '\0';
+	return 0;
+}

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Man-page style help for every command: xk help [OBJECT [COMMAND]]. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct page {
+	const char *topic;
+	const char *text;
+};
+
+static const struct page pages[] = {
+{ "",
+"NAME\n"
+"    xk - change compiled-in constants of a running Linux kernel\n"
+"\n"
+"SYNOPSIS\n"
+"    xk [-j|--json] [-q|--quiet] OBJECT COMMAND [ARGS]\n"
+"\n"
+"DESCRIPTION\n"
+"    xkernel retunes numeric constants of a running kernel (batch sizes,\n"
+"    thresholds, intervals) without a reboot and without rebuilding that\n"
+"    kernel, by Scoped Indirect Execution: kprobes at the places where a\n"
+"    constant enters a register or memory rewrite that state as if another\n"
+"    value had been compiled in. See README.md and docs/.\n"
+"\n"
+"OBJECTS AND COMMANDS\n"
+"    kernel fetch   resolve, download and prepare the target kernel\n"
+"    kernel info    show the target kernel in the cache\n"
+"    vm run         boot the target kernel under QEMU and run a command\n"
+"    vm shell       an interactive shell in the guest\n"
+"    help           this page, or the page of a command: xk help vm run\n"
+"    version        the version of xk\n"
+"\n"
+"OPTIONS\n"
+"    -j, --json     print the result of any command as one JSON object\n"
+"    -q, --quiet    print no progress messages\n"
+"\n"
+"ENVIRONMENT\n"
+"    XK_CACHE       cache directory (default ~/.cache/xkernel)\n"
+"    XK_VM_ACCEL    tcg or kvm: skip the KVM probe\n"
+"    XK_DEBUG       print debug messages\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success, 1 on failure, 2 on a usage error; see each command.\n" },
+{ "kernel",
+"NAME\n"
+"    xk kernel - the target kernel: a Debian kernel unpacked in the cache\n"
+"\n"
+"COMMANDS\n"
+"    xk kernel fetch [--release R] [--no-source]\n"
+"    xk kernel info [--release R] [--field NAME]\n"
+"\n"
+"    See xk help kernel fetch, xk help kernel info.\n" },
+{ "kernel fetch",
+"NAME\n"
+"    xk kernel fetch - resolve, download, unpack and prepare a target kernel\n"
+"\n"
+"SYNOPSIS\n"
+"    xk kernel fetch [--release RELEASE] [--no-source]\n"
+"\n"
+"DESCRIPTION\n"
+"    Without --release, the target is Debian's current 6.12 cloud-amd64\n"
+"    kernel: the image whose package version equals the candidate of\n"
+"    linux-source-6.12 (the version is resolved through apt every time,\n"
+"    never hard-coded). With --release (e.g. $(uname -r) on a Debian host)\n"
+"    the same steps run for that kernel.\n"
+"\n"
+"    Steps, each skipped when its stamp is present in the cache:\n"
+"      1. apt-get download the unsigned image, the headers (with their\n"
+"         common part and kbuild) and the source package;\n"
+"      2. unpack them under $XK_CACHE/kernels/RELEASE/root, point the\n"
+"         headers at the cache, index the modules (depmod);\n"
+"      3. unpack the source tree, copy the kernel's .config, run\n"
+"         olddefconfig and prepare with the compiler named in the config\n"
+"         (CONFIG_CC_VERSION_TEXT), so that single objects can be rebuilt.\n"
+"\n"
+"OPTIONS\n"
+"    --release RELEASE  the kernel release (uname -r) to fetch\n"
+"    --no-source        skip step 3 (enough for the guest and modules)\n"
+"\n"
+"ERRORS\n"
+"    An unknown release, a mirror that cannot be reached, or a missing\n"
+"    compiler fail with a message naming the cause; nothing is stamped.\n"
+"\n"
+"EXAMPLES\n"
+"    xk kernel fetch\n"
+"    xk -j kernel fetch --release 6.12.117+deb12-cloud-amd64 --no-source\n" },
+{ "kernel info",
+"NAME\n"
+"    xk kernel info - show a target kernel that is in the cache\n"
+"\n"
+"SYNOPSIS\n"
+"    xk kernel info [--release RELEASE] [--field NAME]\n"
+"\n"
+"DESCRIPTION\n"
+"    Prints the release, the package version and the paths of the image,\n"
+"    headers, modules and source tree. Never downloads. Without --release,\n"
+"    the kernel fetched last.\n"
+"\n"
+"OPTIONS\n"
+"    --field NAME   print only one of release, version, dir, vmlinuz,\n"
+"                   config, headers, modules, source (for scripts)\n" },
+{ "vm",
+"NAME\n"
+"    xk vm - the target kernel in a QEMU guest\n"
+"\n"
+"COMMANDS\n"
+"    xk vm run [OPTIONS] [--] COMMAND [ARGS]\n"
+"    xk vm shell [OPTIONS]\n" },
+{ "vm run",
+"NAME\n"
+"    xk vm run - boot the target kernel and run one command in it as root\n"
+"\n"
+"SYNOPSIS\n"
+"    xk vm run [--release R] [--timeout S] [--mem MB] [--smp N]\n"
+"              [--deterministic] [--] COMMAND [ARGS]\n"
+"\n"
+"DESCRIPTION\n"
+"    Boots the target kernel under QEMU (TCG; KVM only when a probe boot\n"
+"    shows that it works here, remembered per host kernel) with an\n"
+"    initramfs whose init mounts the host's root file system read-only\n"
+"    (virtiofs) under a writable tmpfs overlay. COMMAND runs in the same\n"
+"    working directory as on the host, with the host's tools, the\n"
+"    project's build, /lib/modules of the target kernel, debugfs, tracefs,\n"
+"    bpffs and cgroup2 mounted. Nothing the guest writes reaches the host.\n"
+"    The command's output is streamed; variables named XK_* are passed in.\n"
+"\n"
+"    Each run keeps console.log (kernel console, live) and dmesg.log (the\n"
+"    whole kernel log at the end) under $XK_CACHE/vm/runs/; the newest is\n"
+"    $XK_CACHE/vm/last.\n"
+"\n"
+"OPTIONS\n"
+"    --timeout S      kill the guest after S seconds (default 900)\n"
+"    --mem MB         guest memory (default 2048)\n"
+"    --smp N          guest CPUs (default 2)\n"
+"    --deterministic  single-threaded TCG with -icount shift=0: guest time\n"
+"                     counts instructions (for cost measurements)\n"
+"    --release R      a kernel other than the one fetched last\n"
+"\n"
+"EXIT STATUS\n"
+"    The exit status of COMMAND; 124 when the guest timed out (the tail of\n"
+"    the console is printed); 125 when the guest could not run the command\n"
+"    (no kernel fetched, QEMU missing, kernel panic).\n"
+"\n"
+"EXAMPLES\n"
+"    xk vm run -- uname -r\n"
+"    xk vm run --timeout 600 -- tests/guest/run.sh\n" },
+{ "vm shell",
+"NAME\n"
+"    xk vm shell - an interactive root shell in the guest\n"
+"\n"
+"SYNOPSIS\n"
+"    xk vm shell [--release R] [--mem MB] [--smp N] [--deterministic]\n"
+"\n"
+"DESCRIPTION\n"
+"    As xk vm run, with the terminal attached to the guest's shell. Leave\n"
+"    with 'exit' (the guest powers off).\n" },
+{ "help",
+"NAME\n"
+"    xk help - show the help page of a command\n"
+"\n"
+"SYNOPSIS\n"
+"    xk help [OBJECT [COMMAND]]\n" },
+{ "version",
+"NAME\n"
+"    xk version - print the version of xk\n" },
+};
+
+int print_help(const char *topic)
+{
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		if (!strcmp(pages[i].topic, topic)) {
+			fputs(pages[i].text, stdout);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int do_help(int argc, char **argv)
+{
+	char topic[256] = "";
+
+	for (int i = 1; i < argc; i++) {
+		size_t n = strlen(topic);
+
+		snprintf(topic + n, sizeof(topic) - n, "%s%s", n ? " " : "",
+			 argv[i]);
+	}
+	if (print_help(topic)) {
+		p_err("no help page for '%s'; 'xk help' lists the commands",
+		      topic);
+		return XK_EXIT_USAGE;
+	}
+	return 0;
+}

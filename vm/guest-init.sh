@@ -1,0 +1,77 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# xkernel guest init: PID 1 of the initramfs that `xk vm run` builds.
+#
+# The guest sees the host's root file system read-only (virtiofs, tag
+# "hostroot") under a tmpfs overlay, so every host tool (fio, iperf3, kmod,
+# bpftool, the project's own build) runs in the guest and nothing the guest
+# writes reaches the host. /lib/modules/<release> is the target kernel's
+# module tree from the xkernel cache.
+#
+# Serial ports (see lib/vm.c): ttyS0 kernel console -> console.log,
+# ttyS1 the command's output -> the host's stdout, ttyS2 the full kernel log
+# at the end -> dmesg.log. The command's exit status comes back on ttyS1 as a
+# line "\001XK-EXIT <status>".
+
+B=/bin/busybox
+OUT=/dev/ttyS1
+$B mkdir -p /proc /sys /dev /lower /upper /newroot
+$B mount -t proc proc /proc
+$B mount -t sysfs sysfs /sys
+$B mount -t devtmpfs devtmpfs /dev
+. /xk/env
+
+finish() {
+	$B dmesg > /dev/ttyS2 2>&1
+	$B printf '\001XK-EXIT %d\n' "$1" > $OUT
+	$B sync
+	$B poweroff -f
+}
+
+fail() {
+	echo "xk guest init: $*" > $OUT
+	finish 125
+}
+
+[ "$XK_INTERACTIVE" = 1 ] || $B stty -F $OUT raw -echo 2>/dev/null
+
+$B mount -t virtiofs -o ro hostroot /lower ||
+	fail "cannot mount the host's root file system (virtiofs)"
+$B mount -t tmpfs -o mode=0755 upper /upper
+$B mkdir -p /upper/data /upper/work
+$B chroot /lower /sbin/insmod "$XK_MODULES/kernel/fs/overlayfs/overlay.ko.xz" ||
+	fail "cannot load overlay.ko from $XK_MODULES (is kmod installed?)"
+$B mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work,redirect_dir=off,index=off,metacopy=off \
+	overlay /newroot || fail "cannot mount the overlay root"
+
+R=/newroot
+$B mount -t proc proc $R/proc
+$B mount -t sysfs sysfs $R/sys
+$B mount -t devtmpfs devtmpfs $R/dev
+$B mkdir -p $R/dev/pts $R/dev/shm
+$B mount -t devpts devpts $R/dev/pts
+$B mount -t tmpfs tmpfs $R/dev/shm
+$B mount -t tmpfs tmpfs $R/tmp
+$B mount -t tmpfs tmpfs $R/run
+$B mount -t debugfs debugfs $R/sys/kernel/debug
+$B mount -t tracefs tracefs $R/sys/kernel/tracing 2>/dev/null
+$B mount -t bpf bpf $R/sys/fs/bpf 2>/dev/null
+$B mount -t cgroup2 cgroup2 $R/sys/fs/cgroup 2>/dev/null
+$B mkdir -p "$R/lib/modules/$XK_RELEASE"
+$B mount --bind "/lower$XK_MODULES" "$R/lib/modules/$XK_RELEASE" ||
+	fail "cannot bind the module tree $XK_MODULES"
+$B mkdir -p $R/run/xk
+$B cp /xk/cmd.sh $R/run/xk/cmd.sh
+$B hostname xk-guest
+$B chroot $R /bin/sh -c 'command -v ip >/dev/null && ip link set lo up'
+
+$B printf '\001XK-BOOT %s\n' "$($B cut -d' ' -f1 /proc/uptime)" > $OUT
+
+if [ "$XK_INTERACTIVE" = 1 ]; then
+	$B chroot $R /usr/bin/env -i /usr/bin/setsid -c /bin/sh /run/xk/cmd.sh \
+		< $OUT > $OUT 2>&1
+else
+	$B chroot $R /usr/bin/env -i /bin/sh /run/xk/cmd.sh < /dev/null > $OUT 2>&1
+fi
+finish $?
