@@ -82,7 +82,8 @@ static int field_of(const char *text, const char *key, char *out, size_t size)
 
 static int apt_cache(const char *const *argv, char **out)
 {
-	struct xk_cmd cmd = { .argv = argv, .capture = out };
+	struct xk_cmd cmd = { .argv = argv, .capture = out,
+			      .log_path = "/dev/null" };
 	int st = xk_run(&cmd);
 
 	if (st < 0)
@@ -284,7 +285,8 @@ static int download_debs(const char *cache, struct deb **debs, int n)
 	if (err)
 		return xk_err(err, "cannot create %s/debs", cache);
 	for (int i = 0; i < n; i++) {
-		const char *argv[] = { "apt-get", "download", "-q", spec, NULL };
+		const char *argv[] = { "apt-get", "download", "-q", "-o",
+				       "APT::Sandbox::User=root", spec, NULL };
 		struct xk_cmd cmd = { .argv = argv, .cwd = dir, .log_path = log };
 
 		if (!find_deb(dir, debs[i]))
