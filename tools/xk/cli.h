@@ -39,6 +39,9 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 int do_kernel(int argc, char **argv);
 int do_vm(int argc, char **argv);
 int do_help(int argc, char **argv);
+int do_build_cmd(int argc, char **argv);
+int do_gen_cmd(int argc, char **argv);
+const char *catalog_path(const char *opt);
 
 /* Prints the help page of a topic ("vm run"); -ENOENT if there is none. */
 int print_help(const char *topic);

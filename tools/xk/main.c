@@ -98,6 +98,8 @@ static int do_version(int argc, char **argv)
 static const struct cmd objects[] = {
 	{ "kernel", do_kernel },
 	{ "vm", do_vm },
+	{ "build", do_build_cmd },
+	{ "gen", do_gen_cmd },
 	{ "help", do_help },
 	{ "version", do_version },
 	{ NULL, NULL },

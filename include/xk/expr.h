@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The state-update programs of a scope table, and their one interpreter.
+ *
+ * `xk gen` derives, for each critical span, an expression of the state that
+ * the span leaves in a register or in the flags, as a function of the
+ * registers at the probe point and of the constant's source value N. It is
+ * stored as a short postfix program; the module runs it in the kprobe
+ * handler to compute what N would have produced. The same interpreter (this
+ * header) runs in the kernel and in libxk (fit checks, tests), so what was
+ * checked offline is what runs.
+ *
+ * Values are 64-bit; each operation has a width (8, 16, 32, 64) and its
+ * result is truncated (zero-extended) to it. A program is validated once
+ * (xk_expr_validate) before it is run: known opcodes and widths, registers
+ * in range, the stack within bounds, exactly one value left.
+ */
+#ifndef XK_EXPR_H
+#define XK_EXPR_H
+
+#include <linux/types.h>
+#ifndef __KERNEL__
+#include <errno.h>
+#endif
+
+#define XK_EXPR_MAX_INSNS 48
+#define XK_EXPR_MAX_STACK 16
+
+/* General-purpose registers, in x86 encoding order. */
+enum xk_reg {
+	XK_RAX, XK_RCX, XK_RDX, XK_RBX, XK_RSP, XK_RBP, XK_RSI, XK_RDI,
+	XK_R8, XK_R9, XK_R10, XK_R11, XK_R12, XK_R13, XK_R14, XK_R15,
+	XK_NR_REGS,
+	XK_LOC_FLAGS = XK_NR_REGS,	/* a location only: the arithmetic flags */
+};
+
+enum xk_op {
+	XK_OP_CONST = 1,	/* push imm */
+	XK_OP_REG,		/* push regs[reg] */
+	XK_OP_PARAM,		/* push imm * N + imm2: a fitted immediate */
+	XK_OP_ADD,
+	XK_OP_SUB,
+	XK_OP_AND,
+	XK_OP_OR,
+	XK_OP_XOR,
+	XK_OP_MUL,
+	XK_OP_SHL,
+	XK_OP_SHR,
+	XK_OP_SAR,		/* arithmetic, on the sign bit of width */
+	XK_OP_NEG,
+	XK_OP_NOT,
+	XK_OP_SEXT,		/* sign-extend from imm bits to width */
+	XK_OP_LTU,		/* 1 if a < b unsigned at width, else 0 */
+	XK_OP_LTS,		/* 1 if a < b signed at width, else 0 */
+	XK_OP_EQ,
+	XK_OP_SELECT,		/* c ? a : b (pushed in the order c, a, b) */
+	XK_OP_FLAGS_SUB,	/* EFLAGS of cmp/sub a - b at width */
+	XK_OP_FLAGS_LOGIC,	/* EFLAGS of test/and a & b at width */
+	XK_OP_MAX,
+};
+
+#define XK_EFLAGS_CF 0x001
+#define XK_EFLAGS_PF 0x004
+#define XK_EFLAGS_AF 0x010
+#define XK_EFLAGS_ZF 0x040
+#define XK_EFLAGS_SF 0x080
+#define XK_EFLAGS_OF 0x800
+#define XK_EFLAGS_ARITH (XK_EFLAGS_CF | XK_EFLAGS_PF | XK_EFLAGS_AF | \
+			 XK_EFLAGS_ZF | XK_EFLAGS_SF | XK_EFLAGS_OF)
+
+struct xk_expr_insn {
+	__u8 op;
+	__u8 width;		/* 8, 16, 32 or 64 */
+	__u8 reg;
+	__u8 pad[5];
+	__s64 imm;
+	__s64 imm2;
+};
+
+struct xk_expr {
+	__u32 len;
+	__u32 pad;
+	struct xk_expr_insn insn[XK_EXPR_MAX_INSNS];
+};
+
+static inline __u64 xk_mask(unsigned int width)
+{
+	return width >= 64 ? ~0ULL : (1ULL << width) - 1;
+}
+
+static inline int xk_expr_arity(unsigned int op)
+{
+	switch (op) {
+	case XK_OP_CONST: case XK_OP_REG: case XK_OP_PARAM:
+		return 0;
+	case XK_OP_NEG: case XK_OP_NOT: case XK_OP_SEXT:
+		return 1;
+	case XK_OP_SELECT:
+		return 3;
+	default:
+		return op > 0 && op < XK_OP_MAX ? 2 : -1;
+	}
+}
+
+/* Checks a program once, before it may run; 0 or -EINVAL. */
+static inline int xk_expr_validate(const struct xk_expr *e)
+{
+	int depth = 0;
+
+	if (e->len == 0 || e->len > XK_EXPR_MAX_INSNS)
+		return -EINVAL;
+	for (unsigned int i = 0; i < e->len; i++) {
+		const struct xk_expr_insn *in = &e->insn[i];
+		int arity = xk_expr_arity(in->op);
+
+		if (arity < 0)
+			return -EINVAL;
+		if (in->width != 8 && in->width != 16 && in->width != 32 &&
+		    in->width != 64)
+			return -EINVAL;
+		if (in->op == XK_OP_REG && in->reg >= XK_NR_REGS)
+			return -EINVAL;
+		if (in->op == XK_OP_SEXT && (in->imm < 1 || in->imm > 64))
+			return -EINVAL;
+		if (depth < arity)
+			return -EINVAL;
+		depth = depth - arity + 1;
+		if (depth > XK_EXPR_MAX_STACK)
+			return -EINVAL;
+	}
+	return depth == 1 ? 0 : -EINVAL;
+}
+
+static inline __u64 xk_parity_flag(__u64 res)
+{
+	__u64 b = res & 0xff;
+
+	b ^= b >> 4;
+	b ^= b >> 2;
+	b ^= b >> 1;
+	return (b & 1) ? 0 : XK_EFLAGS_PF;
+}
+
+static inline __u64 xk_flags_sub(__u64 a, __u64 b, unsigned int w)
+{
+	__u64 m = xk_mask(w), r = (a - b) & m, sign = 1ULL << (w - 1);
+	__u64 f = 0;
+
+	a &= m;
+	b &= m;
+	if (a < b)
+		f |= XK_EFLAGS_CF;
+	if (!r)
+		f |= XK_EFLAGS_ZF;
+	if (r & sign)
+		f |= XK_EFLAGS_SF;
+	if ((a ^ b) & (a ^ r) & sign)
+		f |= XK_EFLAGS_OF;
+	if ((a ^ b ^ r) & 0x10)
+		f |= XK_EFLAGS_AF;
+	return f | xk_parity_flag(r);
+}
+
+static inline __u64 xk_flags_logic(__u64 a, __u64 b, unsigned int w)
+{
+	__u64 r = a & b & xk_mask(w), f = 0;
+
+	if (!r)
+		f |= XK_EFLAGS_ZF;
+	if (r & (1ULL << (w - 1)))
+		f |= XK_EFLAGS_SF;
+	return f | xk_parity_flag(r);
+}
+
+static inline __s64 xk_signed(__u64 v, unsigned int w)
+{
+	if (w >= 64)
+		return (__s64)v;
+	v &= xk_mask(w);
+	return (v & (1ULL << (w - 1))) ? (__s64)(v | ~xk_mask(w)) : (__s64)v;
+}
+
+/*
+ * Runs a validated program with the registers at the probe point and the
+ * constant's value n. Never fails: a validated program cannot underflow.
+ */
+static inline __u64 xk_expr_eval(const struct xk_expr *e, const __u64 *regs,
+				 __s64 n)
+{
+	__u64 st[XK_EXPR_MAX_STACK];
+	int sp = 0;
+
+	for (unsigned int i = 0; i < e->len; i++) {
+		const struct xk_expr_insn *in = &e->insn[i];
+		unsigned int w = in->width;
+		__u64 m = xk_mask(w), a = 0, b = 0, c = 0, r = 0;
+		int arity = xk_expr_arity(in->op);
+
+		if (arity == 3) {
+			b = st[--sp];
+			a = st[--sp];
+			c = st[--sp];
+		} else if (arity == 2) {
+			b = st[--sp];
+			a = st[--sp];
+		} else if (arity == 1) {
+			a = st[--sp];
+		}
+		switch (in->op) {
+		case XK_OP_CONST: r = (__u64)in->imm; break;
+		case XK_OP_REG: r = regs[in->reg % XK_NR_REGS]; break;
+		case XK_OP_PARAM: r = (__u64)(in->imm * n + in->imm2); break;
+		case XK_OP_ADD: r = a + b; break;
+		case XK_OP_SUB: r = a - b; break;
+		case XK_OP_AND: r = a & b; break;
+		case XK_OP_OR: r = a | b; break;
+		case XK_OP_XOR: r = a ^ b; break;
+		case XK_OP_MUL: r = a * b; break;
+		case XK_OP_SHL: r = (b & 63) >= w ? 0 : a << (b & 63); break;
+		case XK_OP_SHR: r = (b & 63) >= w ? 0 : (a & m) >> (b & 63); break;
+		case XK_OP_SAR:
+			r = (__u64)(xk_signed(a, w) >> ((b & 63) >= w ? w - 1 : (b & 63)));
+			break;
+		case XK_OP_NEG: r = -a; break;
+		case XK_OP_NOT: r = ~a; break;
+		case XK_OP_SEXT: r = (__u64)xk_signed(a, (unsigned int)in->imm); break;
+		case XK_OP_LTU: r = (a & m) < (b & m); break;
+		case XK_OP_LTS: r = xk_signed(a, w) < xk_signed(b, w); break;
+		case XK_OP_EQ: r = (a & m) == (b & m); break;
+		case XK_OP_SELECT: r = (c & 1) ? a : b; break;
+		case XK_OP_FLAGS_SUB: r = xk_flags_sub(a, b, w); break;
+		case XK_OP_FLAGS_LOGIC: r = xk_flags_logic(a, b, w); break;
+		}
+		/* flags are a register image, not a value of the width */
+		st[sp++] = in->op == XK_OP_FLAGS_SUB ||
+				   in->op == XK_OP_FLAGS_LOGIC ? r : r & m;
+	}
+	return st[0];
+}
+
+#endif

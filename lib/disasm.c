@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/* libxk: the disassembler (capstone) behind a small interface. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "analysis.h"
+
+static const struct {
+	unsigned int reg;
+	int gpr, width;
+	bool high8;
+} gprs[] = {
+#define R4(g, q, d, w, b) { X86_REG_##q, g, 64, 0 }, { X86_REG_##d, g, 32, 0 }, \
+			  { X86_REG_##w, g, 16, 0 }, { X86_REG_##b, g, 8, 0 }
+	R4(XK_RAX, RAX, EAX, AX, AL), R4(XK_RCX, RCX, ECX, CX, CL),
+	R4(XK_RDX, RDX, EDX, DX, DL), R4(XK_RBX, RBX, EBX, BX, BL),
+	R4(XK_RSP, RSP, ESP, SP, SPL), R4(XK_RBP, RBP, EBP, BP, BPL),
+	R4(XK_RSI, RSI, ESI, SI, SIL), R4(XK_RDI, RDI, EDI, DI, DIL),
+	R4(XK_R8, R8, R8D, R8W, R8B), R4(XK_R9, R9, R9D, R9W, R9B),
+	R4(XK_R10, R10, R10D, R10W, R10B), R4(XK_R11, R11, R11D, R11W, R11B),
+	R4(XK_R12, R12, R12D, R12W, R12B), R4(XK_R13, R13, R13D, R13W, R13B),
+	R4(XK_R14, R14, R14D, R14W, R14B), R4(XK_R15, R15, R15D, R15W, R15B),
+	{ X86_REG_AH, XK_RAX, 8, 1 }, { X86_REG_CH, XK_RCX, 8, 1 },
+	{ X86_REG_DH, XK_RDX, 8, 1 }, { X86_REG_BH, XK_RBX, 8, 1 },
+#undef R4
+};
+
+int xk_gpr(unsigned int cs_reg, int *width, bool *high8)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gprs); i++) {
+		if (gprs[i].reg == cs_reg) {
+			if (width)
+				*width = gprs[i].width;
+			if (high8)
+				*high8 = gprs[i].high8;
+			return gprs[i].gpr;
+		}
+	}
+	return -1;
+}
+
+const char *xk_gpr_name(int gpr)
+{
+	static const char *const names[] = {
+		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "flags",
+	};
+
+	return gpr >= 0 && gpr <= XK_LOC_FLAGS ? names[gpr] : "?";
+}
+
+static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
+		      const struct xk_sym *f, struct xk_insn *in)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	cs_regs rr, ww;
+	uint8_t nr = 0, nw = 0;
+
+	memset(in, 0, sizeof(*in));
+	in->off = ci->address - base;
+	in->len = ci->size;
+	memcpy(in->bytes, ci->bytes, ci->size < 16 ? ci->size : 16);
+	in->id = ci->id;
+	snprintf(in->text, sizeof(in->text), "%s%s%s", ci->mnemonic,
+		 ci->op_str[0] ? " " : "", ci->op_str);
+	in->x86 = *x;
+	in->target = -1;
+	in->is_call = cs_insn_group(h, ci, X86_GRP_CALL);
+	in->is_ret = cs_insn_group(h, ci, X86_GRP_RET) ||
+		     cs_insn_group(h, ci, X86_GRP_IRET);
+	in->is_branch = cs_insn_group(h, ci, X86_GRP_JUMP);
+	in->is_cond = in->is_branch && ci->id != X86_INS_JMP;
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type == X86_OP_IMM && !in->has_imm) {
+			in->has_imm = true;
+			in->imm = op->imm;
+		}
+		if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP)
+			in->rip_relative = true;
+	}
+	if ((in->is_branch || in->is_call) && x->op_count == 1 &&
+	    x->operands[0].type == X86_OP_IMM) {
+		in->target = x->operands[0].imm - base;
+		in->has_imm = false;	/* a target, not a constant */
+	}
+	in->has_reloc = xk_func_reloc_at(f, in->off, in->len);
+	/* a relocated jump leaves the function: a tail call or the return
+	 * thunk (RETHUNK builds turn ret into jmp __x86_return_thunk) */
+	if (in->is_branch && in->has_reloc) {
+		in->target = -1;
+		if (!in->is_cond)
+			in->is_ret = true;
+	}
+	/* the diff's view: targets and relocated fields do not count */
+	if (in->target >= 0 || (in->is_call && in->has_reloc))
+		snprintf(in->norm, sizeof(in->norm), "%s <T>", ci->mnemonic);
+	else
+		memcpy(in->norm, in->text, sizeof(in->norm));
+	if (!cs_regs_access(h, ci, rr, &nr, ww, &nw)) {
+		in->nr_read = nr < 20 ? nr : 20;
+		in->nr_write = nw < 20 ? nw : 20;
+		memcpy(in->regs_read, rr, in->nr_read * sizeof(rr[0]));
+		memcpy(in->regs_write, ww, in->nr_write * sizeof(ww[0]));
+	}
+}
+
+int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
+{
+	const uint8_t *bytes = xk_func_bytes(f);
+	uint64_t base = 0;	/* offsets in the function are what count */
+	size_t size = f->sym.st_size, n;
+	cs_insn *ci;
+	csh h;
+
+	memset(code, 0, sizeof(*code));
+	code->sym = f;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return xk_err(-EINVAL, "capstone: cannot open x86-64");
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_option(h, CS_OPT_SKIPDATA, CS_OPT_ON);
+	n = cs_disasm(h, bytes, size, base, 0, &ci);
+	if (!n) {
+		cs_close(&h);
+		return xk_err(-EINVAL, "cannot disassemble %s", f->name);
+	}
+	code->insn = calloc(n, sizeof(*code->insn));
+	if (!code->insn) {
+		cs_free(ci, n);
+		cs_close(&h);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ci[i].detail)
+			fill_insn(h, &ci[i], base, f, &code->insn[code->nr++]);
+	cs_free(ci, n);
+	cs_close(&h);
+	return 0;
+}
+
+void xk_func_code_free(struct xk_func_code *code)
+{
+	free(code->insn);
+	memset(code, 0, sizeof(*code));
+}
+
+ssize_t xk_code_index(const struct xk_func_code *c, uint64_t off)
+{
+	size_t lo = 0, hi = c->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->insn[mid].off == off)
+			return mid;
+		if (c->insn[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}

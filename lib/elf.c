@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk: the object model of a relocatable object (sections, symbols,
+ * relocations), with twin pointers between a baseline object and a variant
+ * built with another value of the constant.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "analysis.h"
+
+static int load_sections(struct xk_obj *o)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrnum(o->elf, &o->nr_secs) || elf_getshdrstrndx(o->elf, &shstrndx))
+		return -EINVAL;
+	o->secs = calloc(o->nr_secs, sizeof(*o->secs));
+	if (!o->secs)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nr_secs; i++)
+		o->secs[i].name = "";
+	while ((scn = elf_nextscn(o->elf, scn))) {
+		size_t i = elf_ndxscn(scn);
+		struct xk_sec *s = &o->secs[i];
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &s->sh))
+			return -EINVAL;
+		s->index = i;
+		s->name = elf_strptr(o->elf, shstrndx, s->sh.sh_name) ?: "";
+		if (s->sh.sh_type != SHT_NOBITS && (d = elf_getdata(scn, NULL)))
+			s->data = d->d_buf;
+	}
+	return 0;
+}
+
+static int load_symbols(struct xk_obj *o)
+{
+	for (size_t i = 0; i < o->nr_secs; i++) {
+		struct xk_sec *s = &o->secs[i];
+		Elf_Data *d;
+
+		if (s->sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(elf_getscn(o->elf, i), NULL);
+		if (!d)
+			return -EINVAL;
+		o->nr_syms = s->sh.sh_size / s->sh.sh_entsize;
+		o->syms = calloc(o->nr_syms, sizeof(*o->syms));
+		if (!o->syms)
+			return -ENOMEM;
+		for (size_t j = 0; j < o->nr_syms; j++) {
+			struct xk_sym *y = &o->syms[j];
+
+			gelf_getsym(d, j, &y->sym);
+			y->index = j;
+			y->name = elf_strptr(o->elf, s->sh.sh_link, y->sym.st_name) ?: "";
+			if (y->sym.st_shndx > 0 && y->sym.st_shndx < o->nr_secs)
+				y->sec = &o->secs[y->sym.st_shndx];
+			y->is_func = GELF_ST_TYPE(y->sym.st_info) == STT_FUNC &&
+				     y->sym.st_size && y->sec && y->sec->data;
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int load_relocations(struct xk_obj *o)
+{
+	for (size_t i = 0; i < o->nr_secs; i++) {
+		struct xk_sec *rs = &o->secs[i], *target;
+		Elf_Data *d;
+		size_t n;
+
+		if (rs->sh.sh_type != SHT_RELA || rs->sh.sh_info >= o->nr_secs)
+			continue;
+		target = &o->secs[rs->sh.sh_info];
+		d = elf_getdata(elf_getscn(o->elf, i), NULL);
+		if (!d)
+			return -EINVAL;
+		n = rs->sh.sh_size / rs->sh.sh_entsize;
+		target->relas = calloc(n, sizeof(*target->relas));
+		if (!target->relas)
+			return -ENOMEM;
+		for (size_t j = 0; j < n; j++) {
+			GElf_Rela r;
+			size_t symi;
+
+			gelf_getrela(d, j, &r);
+			symi = GELF_R_SYM(r.r_info);
+			target->relas[j] = (struct xk_rela){
+				.offset = r.r_offset,
+				.type = GELF_R_TYPE(r.r_info),
+				.addend = r.r_addend,
+				.sym = symi < o->nr_syms ? &o->syms[symi] : NULL,
+			};
+		}
+		target->nr_relas = n;
+	}
+	return 0;
+}
+
+int xk_obj_open(struct xk_obj *o, const char *path)
+{
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	err = xk_strlcpy(o->path, path, sizeof(o->path));
+	if (err)
+		return err;
+	elf_version(EV_CURRENT);
+	o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0)
+		return xk_err(-errno, "cannot open %s", path);
+	o->elf = elf_begin(o->fd, ELF_C_READ, NULL);
+	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
+		xk_obj_close(o);
+		return xk_err(-EINVAL, "%s is not an ELF object", path);
+	}
+	err = load_sections(o) ?: load_symbols(o) ?: load_relocations(o);
+	if (err) {
+		xk_obj_close(o);
+		return xk_err(err, "%s: malformed ELF object", path);
+	}
+	return 0;
+}
+
+void xk_obj_close(struct xk_obj *o)
+{
+	for (size_t i = 0; o->secs && i < o->nr_secs; i++)
+		free(o->secs[i].relas);
+	free(o->secs);
+	free(o->syms);
+	if (o->elf)
+		elf_end(o->elf);
+	if (o->fd >= 0)
+		close(o->fd);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+}
+
+struct xk_sym *xk_obj_find_func(struct xk_obj *o, const char *name,
+				const char *secname)
+{
+	for (size_t i = 0; i < o->nr_syms; i++) {
+		struct xk_sym *y = &o->syms[i];
+
+		if (y->is_func && !strcmp(y->name, name) &&
+		    (!secname || !strcmp(y->sec->name, secname)))
+			return y;
+	}
+	return NULL;
+}
+
+/* "foo.constprop.3" -> length of "foo.constprop" (clone numbers vary). */
+static size_t stem_len(const char *name)
+{
+	size_t n = strlen(name);
+
+	while (n && name[n - 1] >= '0' && name[n - 1] <= '9')
+		n--;
+	if (n && n < strlen(name) && name[n - 1] == '.')
+		return n - 1;
+	return strlen(name);
+}
+
+void xk_obj_correlate(struct xk_obj *a, struct xk_obj *b)
+{
+	/* first by exact name and section, then by name without clone number */
+	for (size_t i = 0; i < a->nr_syms; i++) {
+		struct xk_sym *x = &a->syms[i];
+
+		if (x->is_func)
+			x->twin = xk_obj_find_func(b, x->name, x->sec->name);
+		if (x->twin)
+			x->twin->twin = x;
+	}
+	for (size_t i = 0; i < a->nr_syms; i++) {
+		struct xk_sym *x = &a->syms[i];
+		size_t n = stem_len(x->name);
+
+		if (!x->is_func || x->twin || n == strlen(x->name))
+			continue;
+		for (size_t j = 0; j < b->nr_syms; j++) {
+			struct xk_sym *y = &b->syms[j];
+
+			if (y->is_func && !y->twin && stem_len(y->name) == n &&
+			    !strncmp(x->name, y->name, n)) {
+				x->twin = y;
+				y->twin = x;
+				break;
+			}
+		}
+	}
+}
+
+const uint8_t *xk_func_bytes(const struct xk_sym *f)
+{
+	return f->sec->data + f->sym.st_value;
+}
+
+bool xk_func_reloc_at(const struct xk_sym *f, uint64_t off, unsigned int len)
+{
+	uint64_t start = f->sym.st_value + off, end = start + len;
+
+	for (size_t i = 0; i < f->sec->nr_relas; i++) {
+		const struct xk_rela *r = &f->sec->relas[i];
+		unsigned int size = r->type == R_X86_64_64 ? 8 : 4;
+
+		if (r->offset < end && r->offset + size > start)
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,1043 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk: from a baseline object and variants built with other values of a
+ * constant to the spans of a scope table.
+ *
+ * For each function that differs between the baseline and the variants:
+ *   align_variants()     instruction diff against every variant
+ *   find_seeds()         baseline instructions whose immediate moved
+ *   group_seeds()        seeds of one basic block form one critical span
+ *   execute_span()       symbolic execution; grows the span backwards until
+ *                        every input it reads is still live at the probe
+ *   choose_locations()   register, flags or memory that carry the value
+ *   fit_params()         immediate = a*N + b from the two fit variants
+ *   check_variant()      the fitted program against a third build, by value
+ *   place_probe()        probe point, expected bytes, jump-optimizable?
+ *   slice_forward()      the safe span: every instruction that consumes the
+ *                        derived value, and where it ends or escapes
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "gen.h"
+
+struct func_ctx {
+	const struct xk_sym *fb;		/* baseline function */
+	struct xk_func_code base;
+	struct xk_func_code var[GEN_NR_VARIANTS];
+	ssize_t *match[GEN_NR_VARIANTS];	/* base insn -> variant insn */
+	bool *leader;				/* starts a basic block */
+	bool *target;				/* some branch jumps here */
+	bool *seed;
+	const struct gen_input *in;
+};
+
+static void free_ctx(struct func_ctx *c)
+{
+	xk_func_code_free(&c->base);
+	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+		xk_func_code_free(&c->var[v]);
+		free(c->match[v]);
+	}
+	free(c->leader);
+	free(c->target);
+	free(c->seed);
+}
+
+static int mark_blocks(struct func_ctx *c)
+{
+	size_t n = c->base.nr;
+
+	c->leader = calloc(n + 1, sizeof(bool));
+	c->target = calloc(n + 1, sizeof(bool));
+	c->seed = calloc(n + 1, sizeof(bool));
+	if (!c->leader || !c->target || !c->seed)
+		return -ENOMEM;
+	c->leader[0] = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+
+		if (in->target >= 0 && !in->is_call) {
+			ssize_t t = xk_code_index(&c->base, in->target);
+
+			if (t >= 0)
+				c->leader[t] = c->target[t] = true;
+		}
+		if ((in->is_branch || in->is_ret || in->is_call) && i + 1 < n)
+			c->leader[i + 1] = true;
+	}
+	return 0;
+}
+
+static int align_variants(struct func_ctx *c, struct xk_obj *vobj)
+{
+	int err = 0;
+
+	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
+		const struct xk_sym *fv = c->fb->twin_v[v];
+
+		if (!fv)
+			return xk_err(-ENOENT, "%s: no twin in variant %d",
+				      c->fb->name, v);
+		err = xk_disasm_func(fv, &c->var[v]);
+		c->match[v] = calloc(c->base.nr, sizeof(ssize_t));
+		if (!err && !c->match[v])
+			err = -ENOMEM;
+		err = err ?: xk_align(&c->base, &c->var[v], c->match[v]);
+	}
+	(void)vobj;
+	return err;
+}
+
+/* The immediate that moves with the constant: first imm, or a lea's disp. */
+static bool insn_value(const struct xk_insn *in, int64_t *v)
+{
+	if (in->has_imm) {
+		*v = in->imm;
+		return true;
+	}
+	if (in->id == X86_INS_LEA && in->x86.op_count == 2 &&
+	    in->x86.operands[1].mem.base != X86_REG_RIP) {
+		*v = in->x86.operands[1].mem.disp;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A seed is an instruction whose immediate (or lea displacement) moves with
+ * the constant: matched in both fit variants, the value differs. Other
+ * differences (instructions scheduled elsewhere, a form that changes) are
+ * not seeds; a function that differs without any seed is reported.
+ */
+static int find_seeds(struct func_ctx *c, bool *other_diff)
+{
+	int nr = 0;
+
+	*other_diff = false;
+	for (size_t i = 0; i < c->base.nr; i++) {
+		int64_t vb, vv;
+		bool matched = true, moved = false;
+
+		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+			ssize_t j = c->match[v][i];
+
+			if (j < 0) {
+				matched = false;
+				continue;
+			}
+			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm))
+				continue;
+			if (insn_value(&c->base.insn[i], &vb) &&
+			    insn_value(&c->var[v].insn[j], &vv) && vb != vv)
+				moved = true;
+		}
+		c->seed[i] = matched && moved;
+		if (!c->seed[i] && (!matched || moved))
+			*other_diff = true;
+		nr += c->seed[i];
+	}
+	return nr;
+}
+
+static void span_why(struct xk_scope_span *sp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void span_why(struct xk_scope_span *sp, const char *fmt, ...)
+{
+	va_list ap;
+
+	sp->cls = XK_SPAN_UNSUPPORTED;
+	va_start(ap, fmt);
+	vsnprintf(sp->why, sizeof(sp->why), fmt, ap);
+	va_end(ap);
+}
+
+/* Runs [start, end] of code; the seeds' immediates become parameters. */
+static int run_span(const struct xk_func_code *code, const bool *seed,
+		    size_t start, size_t end, struct sx_state *s)
+{
+	int err = sx_init(s);
+
+	for (size_t i = start; i <= end && !err; i++)
+		err = sx_step(s, &code->insn[i], seed && seed[i]);
+	return err;
+}
+
+/* Inputs of the span that the span itself overwrites are gone at the probe. */
+static bool inputs_live(const struct sx_state *s)
+{
+	if (s->flags_read_first)
+		return false;
+	for (int r = 0; r < XK_NR_REGS; r++)
+		if (s->reg_read_first[r] && s->reg_written[r])
+			return false;
+	return true;
+}
+
+struct span_work {
+	size_t start, end;		/* instruction indices, inclusive */
+	bool inverse;			/* inputs overwritten: inverse form */
+	struct sx_state s;
+	struct sx *loc_expr[XK_SCOPE_MAX_LOCS];
+};
+
+/*
+ * Executes the span; while it reads an input that it also overwrites (or
+ * flags set before it), grows it backwards inside its basic block.
+ */
+static int grow_span(struct func_ctx *c, struct span_work *w,
+		     struct xk_scope_span *sp)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		int err = run_span(&c->base, c->seed, w->start, w->end, &w->s);
+
+		if (err == -ENOTSUP) {
+			span_why(sp, "symbolic execution: %s", w->s.why);
+			if (!w->s.flags_read_first)
+				return -ENOTSUP;
+		} else if (err) {
+			return err;
+		} else if (inputs_live(&w->s)) {
+			return 0;
+		}
+		if (c->leader[w->start] || w->start == 0) {
+			if (!sp->why[0])
+				span_why(sp, "an input of the span is overwritten "
+					     "inside it and is set before its "
+					     "basic block");
+			return -ENOTSUP;
+		}
+		sx_free(&w->s);
+		w->start--;
+		sp->why[0] = '\0';
+	}
+	span_why(sp, "the span would grow too long");
+	return -ENOTSUP;
+}
+
+/* Does the instruction read the flags? */
+static bool reads_flags(const struct xk_insn *in)
+{
+	const char *m = in->text;
+
+	return in->is_cond || !strncmp(m, "set", 3) || !strncmp(m, "cmov", 4) ||
+	       in->id == X86_INS_SBB || in->id == X86_INS_ADC;
+}
+
+static int used_width(const struct func_ctx *c, size_t probe_idx, int reg);
+
+static int choose_locations(struct func_ctx *c, struct span_work *w,
+			    struct xk_scope_span *sp)
+{
+	struct sx_state *s = &w->s;
+	size_t next = w->end + 1;
+	struct sx *fl = sx_flags(s);
+
+	sp->nr_locs = 0;
+	if (s->has_store) {
+		struct xk_scope_loc *l = &sp->locs[sp->nr_locs];
+
+		if (s->reg_written[s->st_base]) {
+			span_why(sp, "the store's base register changes in the span");
+			return -ENOTSUP;
+		}
+		l->kind = XK_LOC_MEM;
+		l->base = s->st_base;
+		l->disp = s->st_disp;
+		l->width = s->st_width;
+		w->loc_expr[sp->nr_locs++] = s->st_val;
+	}
+	for (int r = 0; r < XK_NR_REGS; r++) {
+		if (!s->reg_written[r] || !sx_uses_params(s->reg[r]))
+			continue;
+		if (sp->nr_locs == XK_SCOPE_MAX_LOCS) {
+			span_why(sp, "more than %d locations carry the value",
+				 XK_SCOPE_MAX_LOCS);
+			return -ENOTSUP;
+		}
+		sp->locs[sp->nr_locs].kind = r;
+		sp->locs[sp->nr_locs].width = used_width(c, w->end + 1, r);
+		w->loc_expr[sp->nr_locs++] = s->reg[r];
+	}
+	if (fl && sx_uses_params(fl) && next < c->base.nr &&
+	    reads_flags(&c->base.insn[next])) {
+		if (sp->nr_locs == XK_SCOPE_MAX_LOCS) {
+			span_why(sp, "more than %d locations carry the value",
+				 XK_SCOPE_MAX_LOCS);
+			return -ENOTSUP;
+		}
+		sp->locs[sp->nr_locs].kind = XK_LOC_FLAGS;
+		sp->locs[sp->nr_locs].width = 64;
+		w->loc_expr[sp->nr_locs++] = fl;
+	}
+	if (!sp->nr_locs) {
+		span_why(sp, "the span leaves no live register, flag or store "
+			     "derived from the constant");
+		return -ENOTSUP;
+	}
+	if (sp->nr_locs == 2)
+		sp->cls = XK_SPAN_DUAL;
+	else if (sp->locs[0].kind == XK_LOC_MEM)
+		sp->cls = XK_SPAN_MEMORY;
+	else if (sp->locs[0].kind == XK_LOC_FLAGS)
+		sp->cls = XK_SPAN_FLAGS;
+	else
+		sp->cls = XK_SPAN_REGISTER;
+	return 0;
+}
+
+/* immediate = a*N + b, from the baseline and the two fit variants. */
+static int fit_params(struct func_ctx *c, struct span_work *w,
+		      struct xk_scope_span *sp)
+{
+	const struct gen_input *in = c->in;
+	struct sx_state *s = &w->s;
+
+	sp->nr_params = s->nr_params;
+	for (int k = 0; k < s->nr_params; k++) {
+		ssize_t i = xk_code_index(&c->base, s->param_off[k]);
+		int64_t y0 = s->param_imm[k], y[GEN_FIT_VARIANTS];
+		int64_t x0 = in->def, dx, dy, a, b;
+		uint64_t m = xk_mask(s->param_width[k] ? s->param_width[k] : 64);
+
+		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+			ssize_t j = i >= 0 ? c->match[v][i] : -1;
+
+			if (j < 0 || !insn_value(&c->var[v].insn[j], &y[v])) {
+				span_why(sp, "+0x%lx %s: the instruction changes "
+					     "shape with N=%lld; no linear fit",
+					 (unsigned long)s->param_off[k],
+					 c->base.insn[i].text,
+					 (long long)in->variant[v].value);
+				return -ENOTSUP;
+			}
+		}
+		dx = in->variant[0].value - x0;
+		dy = y[0] - y0;
+		if (!dx || dy % dx) {
+			span_why(sp, "+0x%lx %s: immediate %lld -> %lld for N %lld "
+				     "-> %lld is not a*N+b with integer a",
+				 (unsigned long)s->param_off[k],
+				 c->base.insn[i].text, (long long)y0,
+				 (long long)y[0], (long long)x0,
+				 (long long)in->variant[0].value);
+			return -ENOTSUP;
+		}
+		a = dy / dx;
+		b = y0 - a * x0;
+		for (int v = 1; v < GEN_FIT_VARIANTS; v++) {
+			if (((uint64_t)(a * in->variant[v].value + b) & m) !=
+			    ((uint64_t)y[v] & m)) {
+				span_why(sp, "+0x%lx %s: not affine in N (%lld at "
+					     "N=%lld, the fit says %lld): e.g. a "
+					     "division turned into a multiply",
+					 (unsigned long)s->param_off[k],
+					 c->base.insn[i].text, (long long)y[v],
+					 (long long)in->variant[v].value,
+					 (long long)(a * in->variant[v].value + b));
+				return -ENOTSUP;
+			}
+		}
+		/* b as the signed immediate of its width (and eax, -N: b = 0) */
+		if (s->param_width[k] && s->param_width[k] < 64)
+			b = xk_signed((uint64_t)b, s->param_width[k]);
+		sp->fit[k][0] = a;
+		sp->fit[k][1] = b;
+	}
+	return 0;
+}
+
+static uint64_t rnd(uint64_t *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+/*
+ * The fitted programs against a variant compiled with another value, by
+ * value: the variant's own span (between the instructions aligned with the
+ * baseline's span start and probe point) is executed symbolically and both
+ * are evaluated on the same register inputs.
+ */
+static int check_variant(struct func_ctx *c, struct span_work *w,
+			 struct xk_scope_span *sp, int v)
+{
+	const struct xk_func_code *vc = &c->var[v];
+	int64_t n = c->in->variant[v].value;
+	ssize_t vs = c->match[v][w->start], ve = c->match[v][w->end + 1];
+	struct sx_state vsx;
+	uint64_t st = 0x9e3779b97f4a7c15ULL;
+	int err;
+
+	if (vs < 0 || ve < 0 || ve <= vs) {
+		span_why(sp, "check with N=%lld: the span cannot be found in "
+			     "that build", (long long)n);
+		return -ENOTSUP;
+	}
+	err = run_span(vc, NULL, vs, ve - 1, &vsx);
+	if (err) {
+		span_why(sp, "check with N=%lld: %s", (long long)n, vsx.why);
+		sx_free(&vsx);
+		return -ENOTSUP;
+	}
+	for (int l = 0; l < sp->nr_locs && !err; l++) {
+		const struct xk_scope_loc *loc = &sp->locs[l];
+		struct sx *ve_expr;
+
+		if (loc->kind == XK_LOC_MEM)
+			ve_expr = vsx.has_store ? vsx.st_val : NULL;
+		else if (loc->kind == XK_LOC_FLAGS)
+			ve_expr = sx_flags(&vsx);
+		else
+			ve_expr = vsx.reg[loc->kind];
+		if (!ve_expr) {
+			span_why(sp, "check with N=%lld: %s is not set by that "
+				     "build's span", (long long)n,
+				 xk_gpr_name(loc->kind));
+			err = -ENOTSUP;
+			break;
+		}
+		for (int t = 0; t < 256; t++) {
+			uint64_t regs[XK_NR_REGS];
+			__u64 at_probe[XK_NR_REGS];
+			uint64_t want, got;
+
+			for (int r = 0; r < XK_NR_REGS; r++) {
+				uint64_t x = rnd(&st);
+
+				/* small values and edges matter most */
+				if (t < 64)
+					regs[r] = (uint64_t)((t % 16) - 4 + r % 3);
+				else if (t < 160)
+					regs[r] = x % (uint64_t)(4 * (n > 0 ? n : 1) + 8);
+				else
+					regs[r] = x;
+			}
+			/* the program sees the baseline's registers at the probe */
+			for (int r = 0; r < XK_NR_REGS; r++)
+				at_probe[r] = sx_eval(w->s.reg[r], regs, w->s.param_imm);
+			want = sx_eval(ve_expr, regs, NULL);
+			got = xk_expr_eval(&loc->expr, at_probe, n);
+			if (loc->kind == XK_LOC_FLAGS) {
+				want &= XK_EFLAGS_ARITH;
+				got &= XK_EFLAGS_ARITH;
+			}
+			if (loc->kind != XK_LOC_FLAGS) {
+				want &= xk_mask(loc->width);
+				got &= xk_mask(loc->width);
+			}
+			if (want != got) {
+				span_why(sp, "check with N=%lld: the fitted %s is "
+					     "%#llx where that build computes "
+					     "%#llx", (long long)n,
+					 xk_gpr_name(loc->kind),
+					 (unsigned long long)got,
+					 (unsigned long long)want);
+				err = -ENOTSUP;
+				break;
+			}
+		}
+	}
+	sx_free(&vsx);
+	return err;
+}
+
+/*
+ * How many low bits of a register location the code after the probe point
+ * reads before overwriting it: what a variant leaves in the other bits is
+ * never observed, so the fit is checked, and the runtime writes, only those.
+ */
+static int used_width(const struct func_ctx *c, size_t probe_idx, int reg)
+{
+	size_t n = c->base.nr;
+	bool *seen = calloc(n, sizeof(bool));
+	size_t *stack = calloc(n + 1, sizeof(size_t)), sp = 0;
+	int width = 8;
+
+	if (!seen || !stack) {
+		free(seen);
+		free(stack);
+		return 64;
+	}
+	stack[sp++] = probe_idx;
+	while (sp && width < 64) {
+		size_t i = stack[--sp];
+		const struct xk_insn *in;
+		bool killed = false;
+
+		if (i >= n || seen[i])
+			continue;
+		seen[i] = true;
+		in = &c->base.insn[i];
+		for (int o = 0; o < in->x86.op_count; o++) {
+			const cs_x86_op *op = &in->x86.operands[o];
+			int w, g = -1;
+			bool high8;
+
+			if (op->type == X86_OP_REG)
+				g = xk_gpr(op->reg, &w, &high8);
+			if (op->type == X86_OP_MEM) {
+				/* an address computed from it: all bits */
+				if (xk_gpr(op->mem.base, NULL, NULL) == reg ||
+				    xk_gpr(op->mem.index, NULL, NULL) == reg)
+					width = 64;
+				continue;
+			}
+			if (g != reg)
+				continue;
+			if (high8)
+				w = 16;
+			if (op->access & CS_AC_READ && w > width)
+				width = w;
+			if (op->access == CS_AC_WRITE && w >= 32)
+				killed = true;
+		}
+		/* implicit reads (e.g. cqo, rep, shifts by cl) */
+		for (int r = 0; r < in->nr_read; r++) {
+			bool explicit = false;
+
+			for (int o = 0; o < in->x86.op_count; o++)
+				if (in->x86.operands[o].type == X86_OP_REG &&
+				    in->x86.operands[o].reg == in->regs_read[r])
+					explicit = true;
+			if (!explicit && xk_gpr(in->regs_read[r], NULL, NULL) == reg)
+				width = 64;
+		}
+		if (in->is_call) {
+			if (reg == XK_RDI || reg == XK_RSI || reg == XK_RDX ||
+			    reg == XK_RCX || reg == XK_R8 || reg == XK_R9)
+				width = 64;
+			if (reg == XK_RAX || reg == XK_R10 || reg == XK_R11)
+				killed = true;
+		}
+		if (in->is_ret) {
+			if (reg == XK_RAX)
+				width = 64;
+			continue;
+		}
+		if (killed)
+			continue;
+		if (in->target >= 0 && !in->is_call) {
+			ssize_t t = xk_code_index(&c->base, in->target);
+
+			if (t >= 0)
+				stack[sp++] = t;
+		}
+		if ((!in->is_branch || in->is_cond) && i + 1 < n)
+			stack[sp++] = i + 1;
+	}
+	free(seen);
+	free(stack);
+	return width;
+}
+
+static int compile_locations(struct func_ctx *c, struct span_work *w,
+			     struct xk_scope_span *sp)
+{
+	for (int l = 0; l < sp->nr_locs; l++) {
+		struct xk_scope_loc *loc = &sp->locs[l];
+		int err;
+
+		if (w->inverse && loc->kind >= XK_NR_REGS) {
+			span_why(sp, "the span overwrites its own input and the "
+				     "value reaches %s", loc->kind == XK_LOC_MEM ?
+				     "memory" : "the flags");
+			return -ENOTSUP;
+		}
+		if (w->inverse)
+			err = sx_compile_inverse(w->loc_expr[l], sp->fit, c->in->def,
+						 loc->kind, loc->width, &loc->expr);
+		else
+			err = sx_compile(w->loc_expr[l], sp->fit, &loc->expr);
+
+		if (err == -ENOTSUP) {
+			span_why(sp, "the value of %s depends on memory read in the span",
+				 xk_gpr_name(sp->locs[l].kind));
+			return err;
+		}
+		if (err) {
+			span_why(sp, "the expression of %s is too long for the runtime",
+				 xk_gpr_name(sp->locs[l].kind));
+			return -ENOTSUP;
+		}
+		sx_print(w->loc_expr[l], loc->text, sizeof(loc->text));
+		if (w->inverse) {
+			char e[sizeof(loc->text)];
+
+			xk_strlcpy(e, loc->text, sizeof(e));
+			snprintf(loc->text, sizeof(loc->text),
+				 "%s + (E(N) - E(%lld)), E = %.180s (inverse form)",
+				 xk_gpr_name(loc->kind), (long long)c->in->def, e);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The probe point is the instruction after the span: not a branch target
+ * (it would then fire on paths that did not run the span).
+ */
+static int place_probe(struct func_ctx *c, struct span_work *w,
+		       struct xk_scope_span *sp)
+{
+	size_t p = w->end + 1, i;
+	const struct xk_insn *pi;
+	uint64_t win_end;
+
+	if (p >= c->base.nr) {
+		span_why(sp, "the span ends the function");
+		return -ENOTSUP;
+	}
+	if (c->target[p]) {
+		span_why(sp, "the probe point +0x%lx is also a branch target",
+			 (unsigned long)c->base.insn[p].off);
+		return -ENOTSUP;
+	}
+	pi = &c->base.insn[p];
+	sp->start = c->base.insn[w->start].off;
+	sp->probe = pi->off;
+	sp->expect_len = pi->off + pi->len - sp->start;
+	if (sp->expect_len > XK_SCOPE_MAX_EXPECT) {
+		span_why(sp, "the span is longer than %d bytes", XK_SCOPE_MAX_EXPECT);
+		return -ENOTSUP;
+	}
+	memcpy(sp->expect, xk_func_bytes(c->fb) + sp->start, sp->expect_len);
+	for (uint32_t b = 0; b < sp->expect_len; b++) {
+		bool masked = xk_func_reloc_at(c->fb, sp->start + b, 1) ||
+			      gen_jump_label_at(c->in, c->fb, sp->start + b);
+
+		sp->expect_mask[b] = masked ? 0 : 0xff;
+	}
+	/* a jump (5 bytes) fits: no branch, call, rip-relative or target in it */
+	sp->optimizable = true;
+	win_end = pi->off + 5;
+	for (i = p; i < c->base.nr && c->base.insn[i].off < win_end; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+
+		if (in->is_branch || in->is_call || in->is_ret ||
+		    in->rip_relative || in->has_reloc ||
+		    (i > p && c->target[i]))
+			sp->optimizable = false;
+	}
+	if (i == c->base.nr && c->base.insn[c->base.nr - 1].off +
+				       c->base.insn[c->base.nr - 1].len < win_end)
+		sp->optimizable = false;
+	return 0;
+}
+
+/* ---- the safe span: a forward thin slice ---- */
+
+#define MAX_SLOTS 16
+
+struct taint {
+	uint32_t regs;		/* bit per GPR; bit 16: flags */
+	int nr_slots;
+	int64_t slot[MAX_SLOTS];	/* [rsp + d] or [rbp + d] (d | base<<56) */
+};
+
+static int64_t slot_key(const cs_x86_op *op)
+{
+	int base = xk_gpr(op->mem.base, NULL, NULL);
+
+	if (op->type != X86_OP_MEM || op->mem.index != X86_REG_INVALID ||
+	    (base != XK_RSP && base != XK_RBP))
+		return INT64_MIN;
+	return op->mem.disp ^ ((int64_t)base << 56);
+}
+
+static bool slot_has(const struct taint *t, int64_t k)
+{
+	for (int i = 0; i < t->nr_slots; i++)
+		if (t->slot[i] == k)
+			return true;
+	return false;
+}
+
+static void slot_set(struct taint *t, int64_t k, bool on)
+{
+	for (int i = 0; i < t->nr_slots; i++) {
+		if (t->slot[i] == k) {
+			if (!on)
+				t->slot[i] = t->slot[--t->nr_slots];
+			return;
+		}
+	}
+	if (on && t->nr_slots < MAX_SLOTS)
+		t->slot[t->nr_slots++] = k;
+}
+
+static bool taint_merge(struct taint *into, const struct taint *from)
+{
+	bool changed = (into->regs | from->regs) != into->regs;
+
+	into->regs |= from->regs;
+	for (int i = 0; i < from->nr_slots; i++) {
+		if (!slot_has(into, from->slot[i])) {
+			slot_set(into, from->slot[i], true);
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/* One instruction's effect on the taint; returns true if it consumed some. */
+static bool taint_step(const struct xk_insn *in, struct taint *t,
+		       uint32_t *escapes)
+{
+	const cs_x86 *x = &in->x86;
+	bool src = false, dst_mem_nonstack = false;
+	uint32_t written = 0;
+	int64_t store_slot = INT64_MIN;
+
+	for (int i = 0; i < in->nr_read; i++) {
+		int g = xk_gpr(in->regs_read[i], NULL, NULL);
+
+		if (g >= 0 && (t->regs & (1u << g)))
+			src = true;
+		if (in->regs_read[i] == X86_REG_EFLAGS && (t->regs & (1u << 16)))
+			src = true;
+	}
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type != X86_OP_MEM)
+			continue;
+		if (op->access & CS_AC_READ) {
+			if (slot_has(t, slot_key(op)))
+				src = true;
+			/* the address itself derived: a load through it */
+		}
+		if (op->access & CS_AC_WRITE) {
+			store_slot = slot_key(op);
+			if (store_slot == INT64_MIN)
+				dst_mem_nonstack = true;
+		}
+	}
+	/* xor r, r and friends read nothing that matters */
+	if (in->id == X86_INS_XOR && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_REG &&
+	    x->operands[0].reg == x->operands[1].reg)
+		src = false;
+	for (int i = 0; i < in->nr_write; i++) {
+		int g = xk_gpr(in->regs_write[i], NULL, NULL);
+
+		if (g >= 0 && g != XK_RSP)
+			written |= 1u << g;
+		if (in->regs_write[i] == X86_REG_EFLAGS)
+			written |= 1u << 16;
+	}
+	if (in->is_call) {
+		if (t->regs & 0x3c6u)	/* rdi rsi rdx rcx r8 r9 */
+			*escapes |= XK_ESCAPE_CALL;
+		src = src || (t->regs & 0x3c6u);
+		written |= 0xf07u | (1u << 16);	/* caller-saved, flags */
+		t->regs &= ~written;
+		return src;
+	}
+	if (in->is_ret && (t->regs & 1u))
+		*escapes |= XK_ESCAPE_RET;
+	if (src && dst_mem_nonstack)
+		*escapes |= XK_ESCAPE_STORE;
+	if (store_slot != INT64_MIN)
+		slot_set(t, store_slot, src);
+	if (src)
+		t->regs |= written;
+	else
+		t->regs &= ~written;
+	return src;
+}
+
+static int slice_forward(struct func_ctx *c, struct xk_scope_span *sp,
+			 size_t probe_idx)
+{
+	size_t n = c->base.nr;
+	struct taint *in_state = calloc(n, sizeof(*in_state));
+	bool *queued = calloc(n, sizeof(bool)), *in_slice = calloc(n, sizeof(bool));
+	bool *is_exit = calloc(n + 1, sizeof(bool));
+	size_t *queue = calloc(n * 4 + 4, sizeof(size_t)), qh = 0, qt = 0;
+	int err = 0, rounds = 0;
+
+	if (!in_state || !queued || !in_slice || !is_exit || !queue) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int l = 0; l < sp->nr_locs; l++) {
+		const struct xk_scope_loc *loc = &sp->locs[l];
+
+		if (loc->kind == XK_LOC_FLAGS)
+			in_state[probe_idx].regs |= 1u << 16;
+		else if (loc->kind == XK_LOC_MEM)
+			sp->escapes |= XK_ESCAPE_STORE;
+		else
+			in_state[probe_idx].regs |= 1u << loc->kind;
+	}
+	queue[qt++] = probe_idx;
+	queued[probe_idx] = true;
+	while (qh != qt && rounds++ < 200000) {
+		size_t i = queue[qh++ % (n * 4 + 4)];
+		struct taint t = in_state[i];
+		const struct xk_insn *in = &c->base.insn[i];
+		size_t succ[2];
+		int ns = 0;
+
+		queued[i] = false;
+		if (!t.regs && !t.nr_slots)
+			continue;
+		if (taint_step(in, &t, &sp->escapes))
+			in_slice[i] = true;
+		if (!t.regs && !t.nr_slots) {
+			/* the derived value is dead after this instruction */
+			if (i + 1 <= n)
+				is_exit[i + 1] = true;
+			continue;
+		}
+		if (in->is_ret) {
+			is_exit[i] = true;	/* the thread leaves the function */
+			continue;
+		}
+		if (in->target >= 0 && !in->is_call) {
+			ssize_t ti = xk_code_index(&c->base, in->target);
+
+			if (ti >= 0)
+				succ[ns++] = ti;
+		}
+		if ((!in->is_branch || in->is_cond) && i + 1 < n)
+			succ[ns++] = i + 1;
+		for (int k = 0; k < ns; k++) {
+			if (taint_merge(&in_state[succ[k]], &t) && !queued[succ[k]]) {
+				queued[succ[k]] = true;
+				queue[qt++ % (n * 4 + 4)] = succ[k];
+			}
+		}
+	}
+	sp->slice_len = 0;
+	for (size_t i = 0; i < n; i++)
+		sp->slice_len += in_slice[i];
+	sp->nr_exits = 0;
+	for (size_t i = 0; i <= n && sp->nr_exits < XK_SCOPE_MAX_EXITS; i++)
+		if (is_exit[i])
+			sp->exits[sp->nr_exits++] =
+				i < n ? c->base.insn[i].off : c->fb->sym.st_size;
+out:
+	free(in_state);
+	free(queued);
+	free(in_slice);
+	free(is_exit);
+	free(queue);
+	return err;
+}
+
+/* ---- the pipeline for one function ---- */
+
+/*
+ * One form of a span through the whole pipeline: the exact form (grown
+ * until its inputs are live at the probe), or the inverse form (the seeds
+ * alone, the result corrected by what the parameters add).
+ */
+static int analyse_form(struct func_ctx *c, size_t start, size_t end,
+			bool inverse, struct xk_scope_span *sp)
+{
+	struct span_work w = { .start = start, .end = end, .inverse = inverse };
+	int err;
+
+	if (inverse) {
+		err = run_span(&c->base, c->seed, start, end, &w.s);
+		if (err == -ENOTSUP)
+			span_why(sp, "symbolic execution: %s", w.s.why);
+		else if (!err && w.s.flags_read_first)
+			err = -ENOTSUP;
+	} else {
+		err = grow_span(c, &w, sp);
+	}
+	err = err ?: choose_locations(c, &w, sp);
+	err = err ?: fit_params(c, &w, sp);
+	err = err ?: compile_locations(c, &w, sp);
+	err = err ?: place_probe(c, &w, sp);
+	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
+		err = check_variant(c, &w, sp, v);
+	err = err ?: slice_forward(c, sp, w.end + 1);
+	if (err == -ENOTSUP)
+		sp->start = c->base.insn[w.start].off;
+	sx_free(&w.s);
+	return err;
+}
+
+static int analyse_span(struct func_ctx *c, size_t start, size_t end,
+			struct xk_scope_span *sp)
+{
+	struct xk_scope_span first = *sp;
+	int err = analyse_form(c, start, end, false, sp);
+
+	if (err != -ENOTSUP)
+		return err;
+	first = *sp;
+	sp->why[0] = '\0';
+	err = analyse_form(c, start, end, true, sp);
+	if (err == -ENOTSUP) {
+		/* report why the exact form failed: it is the one people read */
+		*sp = first;
+		err = 0;
+	}
+	return err;
+}
+
+static int add_span(struct xk_scope *t, struct xk_scope_span **sp)
+{
+	struct xk_scope_span *bigger;
+
+	bigger = realloc(t->spans, (t->nr_spans + 1) * sizeof(*bigger));
+	if (!bigger)
+		return -ENOMEM;
+	t->spans = bigger;
+	*sp = &t->spans[t->nr_spans++];
+	memset(*sp, 0, sizeof(**sp));
+	return 0;
+}
+
+static int analyse_function(const struct gen_input *in, const struct xk_sym *fb,
+			    struct xk_scope *t)
+{
+	struct func_ctx c = { .fb = fb, .in = in };
+	bool other_diff;
+	int err;
+
+	err = xk_disasm_func(fb, &c.base) ?: mark_blocks(&c) ?:
+	      align_variants(&c, NULL);
+	if (err)
+		goto out;
+	if (!find_seeds(&c, &other_diff)) {
+		struct xk_scope_span *sp;
+
+		/* the code moved, but no immediate carries the constant */
+		if (other_diff && !add_span(t, &sp)) {
+			xk_strlcpy(sp->object, in->object, sizeof(sp->object));
+			xk_strlcpy(sp->func, fb->name, sizeof(sp->func));
+			sp->func_size = fb->sym.st_size;
+			span_why(sp, "the code changes with the constant but no "
+				     "immediate carries it (a different instruction "
+				     "form or schedule)");
+		}
+		goto out;
+	}
+	/* seeds of one basic block, a few instructions apart, form one span */
+	for (size_t i = 0; i < c.base.nr && !err; i++) {
+		struct xk_scope_span *sp;
+		size_t end = i;
+
+		if (!c.seed[i])
+			continue;
+		for (size_t j = i + 1; j < c.base.nr && j <= end + 4; j++) {
+			if (c.leader[j])
+				break;
+			if (c.seed[j])
+				end = j;
+		}
+		err = add_span(t, &sp);
+		if (err)
+			break;
+		xk_strlcpy(sp->object, in->object, sizeof(sp->object));
+		xk_strlcpy(sp->func, fb->name, sizeof(sp->func));
+		sp->func_size = fb->sym.st_size;
+		err = analyse_span(&c, i, end, sp);
+		i = end;
+	}
+out:
+	free_ctx(&c);
+	return err;
+}
+
+int gen_object(const struct gen_input *in, struct xk_scope *t)
+{
+	struct xk_obj base, var[GEN_NR_VARIANTS];
+	int err, opened = 0;
+
+	err = xk_obj_open(&base, in->base_path);
+	if (err)
+		return err;
+	for (; opened < GEN_NR_VARIANTS && !err; opened++)
+		err = xk_obj_open(&var[opened], in->variant[opened].path);
+	if (err) {
+		opened--;
+		goto out;
+	}
+	err = gen_collect_jump_labels(&base, (struct gen_input *)in);
+	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
+		xk_obj_correlate(&base, &var[v]);
+		for (size_t i = 0; i < base.nr_syms; i++) {
+			struct xk_sym *y = &base.syms[i];
+
+			y->twin_v[v] = y->twin;
+			y->twin = NULL;
+		}
+		for (size_t i = 0; i < var[v].nr_syms; i++)
+			var[v].syms[i].twin = NULL;
+	}
+	for (size_t i = 0; i < base.nr_syms && !err; i++) {
+		struct xk_sym *f = &base.syms[i];
+		bool same = true;
+
+		if (!f->is_func)
+			continue;
+		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+			const struct xk_sym *g = f->twin_v[v];
+
+			if (!g || g->sym.st_size != f->sym.st_size ||
+			    memcmp(xk_func_bytes(g), xk_func_bytes(f),
+				   f->sym.st_size))
+				same = false;
+		}
+		if (!same)
+			err = analyse_function(in, f, t);
+	}
+out:
+	free(in->jump_labels);
+	((struct gen_input *)in)->jump_labels = NULL;
+	for (int v = 0; v < opened; v++)
+		xk_obj_close(&var[v]);
+	xk_obj_close(&base);
+	return err;
+}
+
+/* ---- jump-label sites: objtool turns them into NOPs at link time ---- */
+
+int gen_collect_jump_labels(struct xk_obj *o, struct gen_input *in)
+{
+	in->nr_jump_labels = 0;
+	in->jump_labels = NULL;
+	for (size_t i = 0; i < o->nr_secs; i++) {
+		struct xk_sec *s = &o->secs[i];
+
+		if (strcmp(s->name, "__jump_table"))
+			continue;
+		in->jump_labels = calloc(s->nr_relas + 1, sizeof(*in->jump_labels));
+		if (!in->jump_labels)
+			return -ENOMEM;
+		/* entries are 16 bytes: code, target (pc32), key (pc64) */
+		for (size_t r = 0; r < s->nr_relas; r++) {
+			const struct xk_rela *rel = &s->relas[r];
+
+			if (rel->offset % 16 || !rel->sym || !rel->sym->sec)
+				continue;
+			in->jump_labels[in->nr_jump_labels].sec = rel->sym->sec->index;
+			in->jump_labels[in->nr_jump_labels++].off =
+				rel->sym->sym.st_value + rel->addend;
+		}
+	}
+	return 0;
+}
+
+bool gen_jump_label_at(const struct gen_input *in, const struct xk_sym *f,
+		       uint64_t off)
+{
+	uint64_t abs = f->sym.st_value + off;
+
+	for (size_t i = 0; i < in->nr_jump_labels; i++)
+		if (in->jump_labels[i].sec == f->sec->index &&
+		    abs >= in->jump_labels[i].off && abs < in->jump_labels[i].off + 5)
+			return true;
+	return false;
+}

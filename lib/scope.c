@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk: the scope table, read and written in one place (format:
+ * docs/scope-table.md). Every consumer (xk load, xk status, the tests)
+ * parses a table through xk_scope_read(), which refuses anything malformed
+ * with the line that is wrong.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "xk/scope.h"
+
+static const char *const class_names[] = {
+	[XK_SPAN_UNSUPPORTED] = "unsupported", [XK_SPAN_REGISTER] = "register",
+	[XK_SPAN_FLAGS] = "flags", [XK_SPAN_MEMORY] = "memory",
+	[XK_SPAN_DUAL] = "dual",
+};
+
+static const char *const op_names[XK_OP_MAX] = {
+	[XK_OP_CONST] = "const", [XK_OP_REG] = "reg", [XK_OP_PARAM] = "param",
+	[XK_OP_ADD] = "add", [XK_OP_SUB] = "sub", [XK_OP_AND] = "and",
+	[XK_OP_OR] = "or", [XK_OP_XOR] = "xor", [XK_OP_MUL] = "mul",
+	[XK_OP_SHL] = "shl", [XK_OP_SHR] = "shr", [XK_OP_SAR] = "sar",
+	[XK_OP_NEG] = "neg", [XK_OP_NOT] = "not", [XK_OP_SEXT] = "sext",
+	[XK_OP_LTU] = "ltu", [XK_OP_LTS] = "lts", [XK_OP_EQ] = "eq",
+	[XK_OP_SELECT] = "select", [XK_OP_FLAGS_SUB] = "flags_sub",
+	[XK_OP_FLAGS_LOGIC] = "flags_logic",
+};
+
+const char *xk_span_class_name(enum xk_span_class c)
+{
+	return c <= XK_SPAN_DUAL ? class_names[c] : "?";
+}
+
+int xk_scope_nr_supported(const struct xk_scope *t)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nr_spans; i++)
+		n += t->spans[i].cls != XK_SPAN_UNSUPPORTED;
+	return n;
+}
+
+static void loc_name(const struct xk_scope_loc *l, char *buf, size_t size)
+{
+	if (l->kind == XK_LOC_MEM)
+		snprintf(buf, size, "mem:%s:%lld", xk_gpr_name(l->base),
+			 (long long)l->disp);
+	else
+		snprintf(buf, size, "%s", xk_gpr_name(l->kind));
+}
+
+static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
+{
+	char name[64];
+
+	fprintf(f, "span %d\n", idx);
+	fprintf(f, "object %s\n", s->object);
+	fprintf(f, "function %s %llu\n", s->func, (unsigned long long)s->func_size);
+	fprintf(f, "class %s\n", xk_span_class_name(s->cls));
+	fprintf(f, "start 0x%llx\n", (unsigned long long)s->start);
+	if (s->cls == XK_SPAN_UNSUPPORTED) {
+		fprintf(f, "why %s\n", s->why);
+		fputs("end\n", f);
+		return;
+	}
+	fprintf(f, "probe 0x%llx\n", (unsigned long long)s->probe);
+	fputs("expect", f);
+	for (uint32_t i = 0; i < s->expect_len; i++) {
+		if (s->expect_mask[i])
+			fprintf(f, " %02x", s->expect[i]);
+		else
+			fputs(" ??", f);
+	}
+	fputc('\n', f);
+	fprintf(f, "optimizable %s\n", s->optimizable ? "yes" : "no");
+	for (int k = 0; k < s->nr_params; k++)
+		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
+			(long long)s->fit[k][1]);
+	for (int l = 0; l < s->nr_locs; l++) {
+		const struct xk_scope_loc *loc = &s->locs[l];
+
+		loc_name(loc, name, sizeof(name));
+		fprintf(f, "loc %s %d", name, loc->width);
+		for (uint32_t i = 0; i < loc->expr.len; i++) {
+			const struct xk_expr_insn *in = &loc->expr.insn[i];
+
+			fprintf(f, " %s:%u:%u:%lld:%lld", op_names[in->op],
+				in->width, in->reg, (long long)in->imm,
+				(long long)in->imm2);
+		}
+		fputc('\n', f);
+		fprintf(f, "text %s = %s\n", name, loc->text);
+	}
+	fputs("safe", f);
+	for (int i = 0; i < s->nr_exits; i++)
+		fprintf(f, " 0x%llx", (unsigned long long)s->exits[i]);
+	fprintf(f, "\nescapes%s%s%s%s\n", s->escapes ? "" : " none",
+		s->escapes & XK_ESCAPE_STORE ? " store" : "",
+		s->escapes & XK_ESCAPE_CALL ? " call" : "",
+		s->escapes & XK_ESCAPE_RET ? " ret" : "");
+	fprintf(f, "slice %u\n", s->slice_len);
+	fputs("end\n", f);
+}
+
+int xk_scope_write(const struct xk_scope *t, const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "%s %d\n", XK_SCOPE_MAGIC, XK_SCOPE_VERSION);
+	fprintf(f, "constant %s\n", t->constant);
+	fprintf(f, "kind %s\n", t->kind);
+	fprintf(f, "source %s\n", t->source);
+	fprintf(f, "kernel %s %s\n", t->release, t->version);
+	fprintf(f, "default %lld\n", (long long)t->def);
+	fprintf(f, "bounds %lld %lld\n", (long long)t->min, (long long)t->max);
+	fprintf(f, "spans %d\n", t->nr_spans);
+	for (int i = 0; i < t->nr_spans; i++)
+		write_span(f, i, &t->spans[i]);
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	err = xk_write_file(path, buf, len, 0644);
+	free(buf);
+	return err ? xk_err(err, "cannot write %s", path) : 0;
+}
+
+/* ---- reading ---- */
+
+struct reader {
+	const char *path;
+	char *text, *pos;
+	int line;
+	char cur[4096];
+};
+
+static int next_line(struct reader *r)
+{
+	char *end;
+
+	if (!*r->pos)
+		return -ENOENT;
+	end = strchrnul(r->pos, '\n');
+	if ((size_t)(end - r->pos) >= sizeof(r->cur))
+		return -E2BIG;
+	memcpy(r->cur, r->pos, end - r->pos);
+	r->cur[end - r->pos] = '\0';
+	r->pos = *end ? end + 1 : end;
+	r->line++;
+	return 0;
+}
+
+static int bad(struct reader *r, const char *what)
+{
+	return xk_err(-EINVAL, "%s:%d: malformed scope table: %s (line: '%.80s')",
+		      r->path, r->line, what, r->cur);
+}
+
+/* Reads the next line, which must start with key; returns its value. */
+static int expect_key(struct reader *r, const char *key, const char **value)
+{
+	size_t n = strlen(key);
+
+	if (next_line(r))
+		return xk_err(-EINVAL, "%s: malformed scope table: ends before "
+				       "'%s' (line %d)", r->path, key, r->line);
+	if (strncmp(r->cur, key, n) || (r->cur[n] != ' ' && r->cur[n] != '\0'))
+		return bad(r, key);
+	*value = r->cur[n] ? r->cur + n + 1 : r->cur + n;
+	return 0;
+}
+
+static int parse_reg(const char *s)
+{
+	for (int g = 0; g <= XK_LOC_FLAGS; g++)
+		if (!strcmp(s, xk_gpr_name(g)))
+			return g;
+	return -1;
+}
+
+static int parse_loc(struct reader *r, const char *v, struct xk_scope_loc *l)
+{
+	char name[64], *tok, *save = NULL, *copy;
+	int consumed = 0, err = 0;
+
+	if (sscanf(v, "%63s %d %n", name, &l->width, &consumed) < 2)
+		return bad(r, "loc NAME WIDTH PROGRAM");
+	if (!strncmp(name, "mem:", 4)) {
+		char base[16];
+		long long disp;
+
+		if (sscanf(name + 4, "%15[^:]:%lld", base, &disp) != 2 ||
+		    (l->base = parse_reg(base)) < 0 || l->base >= XK_NR_REGS)
+			return bad(r, "memory location");
+		l->kind = XK_LOC_MEM;
+		l->disp = disp;
+	} else if ((l->kind = parse_reg(name)) < 0) {
+		return bad(r, "unknown location");
+	}
+	if (l->width != 8 && l->width != 16 && l->width != 32 && l->width != 64)
+		return bad(r, "location width");
+	copy = strdup(v + consumed);
+	if (!copy)
+		return -ENOMEM;
+	l->expr.len = 0;
+	for (tok = strtok_r(copy, " ", &save); tok && !err;
+	     tok = strtok_r(NULL, " ", &save)) {
+		struct xk_expr_insn *in;
+		char op[16];
+		unsigned int w, reg;
+		long long imm, imm2;
+		int o;
+
+		if (l->expr.len == XK_EXPR_MAX_INSNS) {
+			err = bad(r, "program too long");
+			break;
+		}
+		in = &l->expr.insn[l->expr.len++];
+		if (sscanf(tok, "%15[a-z_]:%u:%u:%lld:%lld", op, &w, &reg, &imm,
+			   &imm2) != 5) {
+			err = bad(r, "program instruction");
+			break;
+		}
+		for (o = 1; o < XK_OP_MAX && strcmp(op, op_names[o]); o++)
+			;
+		if (o == XK_OP_MAX) {
+			err = bad(r, "unknown program operation");
+			break;
+		}
+		in->op = o;
+		in->width = w;
+		in->reg = reg;
+		in->imm = imm;
+		in->imm2 = imm2;
+	}
+	free(copy);
+	if (!err && xk_expr_validate(&l->expr))
+		err = bad(r, "invalid program");
+	return err;
+}
+
+static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
+{
+	const char *v;
+	unsigned long long x;
+	int err, n, c;
+
+	err = expect_key(r, "span", &v);
+	if (err)
+		return err;
+	if (sscanf(v, "%d", &n) != 1 || n != idx)
+		return bad(r, "span number");
+	err = expect_key(r, "object", &v) ?: xk_strlcpy(s->object, v, sizeof(s->object));
+	err = err ?: expect_key(r, "function", &v);
+	if (err)
+		return err == -ENAMETOOLONG ? bad(r, "too long") : err;
+	{
+		char fn[128];
+
+		if (sscanf(v, "%127s %llu", fn, &x) != 2)
+			return bad(r, "function NAME SIZE");
+		xk_strlcpy(s->func, fn, sizeof(s->func));
+		s->func_size = x;
+	}
+	err = expect_key(r, "class", &v);
+	if (err)
+		return err;
+	for (c = 0; c <= XK_SPAN_DUAL && strcmp(v, class_names[c]); c++)
+		;
+	if (c > XK_SPAN_DUAL)
+		return bad(r, "unknown class");
+	s->cls = c;
+	err = expect_key(r, "start", &v);
+	if (err)
+		return err;
+	if (sscanf(v, "%llx", &x) != 1)
+		return bad(r, "start offset");
+	s->start = x;
+	if (s->cls == XK_SPAN_UNSUPPORTED) {
+		err = expect_key(r, "why", &v);
+		if (!err)
+			xk_strlcpy(s->why, v, sizeof(s->why));
+		return err ?: expect_key(r, "end", &v);
+	}
+	err = expect_key(r, "probe", &v);
+	if (err)
+		return err;
+	if (sscanf(v, "%llx", &x) != 1 || x <= s->start || x >= s->func_size)
+		return bad(r, "probe offset (after start, inside the function)");
+	s->probe = x;
+	err = expect_key(r, "expect", &v);
+	if (err)
+		return err;
+	s->expect_len = 0;
+	for (const char *p = v; *p;) {
+		unsigned int byte;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (s->expect_len == XK_SCOPE_MAX_EXPECT)
+			return bad(r, "too many expected bytes");
+		if (!strncmp(p, "??", 2)) {
+			s->expect_mask[s->expect_len] = 0;
+			s->expect[s->expect_len++] = 0;
+		} else if (sscanf(p, "%2x", &byte) == 1 && p[1] && (p[2] == ' ' || !p[2])) {
+			s->expect_mask[s->expect_len] = 0xff;
+			s->expect[s->expect_len++] = byte;
+		} else {
+			return bad(r, "expected bytes");
+		}
+		p += 2;
+	}
+	if (s->expect_len <= s->probe - s->start)
+		return bad(r, "expected bytes must cover the probe point");
+	err = expect_key(r, "optimizable", &v);
+	if (err)
+		return err;
+	s->optimizable = !strcmp(v, "yes");
+	s->nr_params = 0;
+	s->nr_locs = 0;
+	for (;;) {
+		if (next_line(r))
+			return bad(r, "span ends early");
+		if (!strncmp(r->cur, "fit ", 4)) {
+			int k;
+			long long a, b;
+
+			if (sscanf(r->cur + 4, "%d %lld %lld", &k, &a, &b) != 3 ||
+			    k != s->nr_params || k >= XK_SCOPE_MAX_PARAMS)
+				return bad(r, "fit K A B");
+			s->fit[k][0] = a;
+			s->fit[k][1] = b;
+			s->nr_params++;
+		} else if (!strncmp(r->cur, "loc ", 4)) {
+			if (s->nr_locs == XK_SCOPE_MAX_LOCS)
+				return bad(r, "too many locations");
+			err = parse_loc(r, r->cur + 4, &s->locs[s->nr_locs]);
+			if (err)
+				return err;
+			s->nr_locs++;
+		} else if (!strncmp(r->cur, "text ", 5)) {
+			if (!s->nr_locs)
+				return bad(r, "text before loc");
+			xk_strlcpy(s->locs[s->nr_locs - 1].text, r->cur + 5,
+				   sizeof(s->locs[0].text));
+		} else if (!strncmp(r->cur, "safe", 4)) {
+			char *p = r->cur + 4, *endp;
+
+			s->nr_exits = 0;
+			while (*p) {
+				x = strtoull(p, &endp, 16);
+				if (endp == p)
+					break;
+				if (s->nr_exits == XK_SCOPE_MAX_EXITS)
+					return bad(r, "too many safe-span exits");
+				s->exits[s->nr_exits++] = x;
+				p = endp;
+			}
+		} else if (!strncmp(r->cur, "escapes", 7)) {
+			s->escapes = (strstr(r->cur, "store") ? XK_ESCAPE_STORE : 0) |
+				     (strstr(r->cur, "call") ? XK_ESCAPE_CALL : 0) |
+				     (strstr(r->cur, " ret") ? XK_ESCAPE_RET : 0);
+		} else if (!strncmp(r->cur, "slice ", 6)) {
+			s->slice_len = strtoul(r->cur + 6, NULL, 10);
+		} else if (!strcmp(r->cur, "end")) {
+			break;
+		} else {
+			return bad(r, "unknown key in span");
+		}
+	}
+	if (!s->nr_locs)
+		return bad(r, "a supported span needs a loc");
+	for (int l = 0; l < s->nr_locs; l++)
+		for (uint32_t i = 0; i < s->locs[l].expr.len; i++)
+			if (s->locs[l].expr.insn[i].op == XK_OP_PARAM &&
+			    s->nr_params == 0)
+				return bad(r, "program uses a parameter without a fit");
+	return 0;
+}
+
+int xk_scope_read(const char *path, struct xk_scope *t)
+{
+	struct reader r = { .path = path };
+	const char *v;
+	long long a, b;
+	int err, n, version;
+
+	memset(t, 0, sizeof(*t));
+	err = xk_read_file(path, &r.text, NULL);
+	if (err)
+		return xk_err(err, "cannot read scope table %s: %s", path,
+			      strerror(-err));
+	r.pos = r.text;
+	err = expect_key(&r, XK_SCOPE_MAGIC, &v);
+	if (err) {
+		err = xk_err(-EINVAL, "%s is not a scope table (no '%s' line)",
+			     path, XK_SCOPE_MAGIC);
+		goto out;
+	}
+	if (sscanf(v, "%d", &version) != 1 || version != XK_SCOPE_VERSION) {
+		err = xk_err(-EINVAL, "%s: scope table version %s, this xk reads "
+				      "version %d", path, v, XK_SCOPE_VERSION);
+		goto out;
+	}
+	err = expect_key(&r, "constant", &v) ?: xk_strlcpy(t->constant, v, sizeof(t->constant));
+	err = err ?: expect_key(&r, "kind", &v) ?: xk_strlcpy(t->kind, v, sizeof(t->kind));
+	err = err ?: expect_key(&r, "source", &v) ?: xk_strlcpy(t->source, v, sizeof(t->source));
+	err = err ?: expect_key(&r, "kernel", &v);
+	if (!err && sscanf(v, "%127s %127s", t->release, t->version) != 2)
+		err = bad(&r, "kernel RELEASE VERSION");
+	err = err ?: expect_key(&r, "default", &v);
+	if (!err && sscanf(v, "%lld", &a) != 1)
+		err = bad(&r, "default N");
+	t->def = a;
+	err = err ?: expect_key(&r, "bounds", &v);
+	if (!err && (sscanf(v, "%lld %lld", &a, &b) != 2 || a > b ||
+		     t->def < a || t->def > b))
+		err = bad(&r, "bounds MIN MAX around the default");
+	t->min = a;
+	t->max = b;
+	err = err ?: expect_key(&r, "spans", &v);
+	if (!err && (sscanf(v, "%d", &n) != 1 || n < 0 || n > 4096))
+		err = bad(&r, "spans N");
+	if (err)
+		goto out;
+	t->spans = calloc(n ? n : 1, sizeof(*t->spans));
+	if (!t->spans) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n && !err; i++) {
+		err = parse_span(&r, &t->spans[i], i);
+		t->nr_spans = i + 1;
+	}
+	if (!err && !next_line(&r) && r.cur[0])
+		err = bad(&r, "text after the last span");
+out:
+	free(r.text);
+	if (err)
+		xk_scope_free(t);
+	return err;
+}
+
+void xk_scope_free(struct xk_scope *t)
+{
+	free(t->spans);
+	t->spans = NULL;
+	t->nr_spans = 0;
+}

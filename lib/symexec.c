@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk: symbolic execution of a straight-line run of x86-64 instructions.
+ *
+ * Registers hold expressions over the registers at the start of the run
+ * (leaves) and over parameters: the immediates of the seed instructions,
+ * which the linear fit later maps to a*N + b. Flags are kept lazily as the
+ * last flag-setting operation, so that sbb, setcc, cmovcc and a final
+ * compare become expressions too. What the model does not cover (a load
+ * whose value reaches the result, an unknown instruction) stops execution
+ * with a reason: the span is then reported unsupported, never guessed.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "analysis.h"
+
+/* ---- expression nodes ---- */
+
+static struct sx *node(struct sx_state *s, enum sx_kind k, int width,
+		       struct sx *a, struct sx *b)
+{
+	struct sx *e;
+
+	if (s->pool_used == s->pool_size)
+		return NULL;
+	e = &s->pool[s->pool_used++];
+	memset(e, 0, sizeof(*e));
+	e->kind = k;
+	e->width = width;
+	e->a = a;
+	e->b = b;
+	return e;
+}
+
+static struct sx *cnst(struct sx_state *s, int width, int64_t v)
+{
+	struct sx *e = node(s, SX_CONST, width, NULL, NULL);
+
+	if (e)
+		e->v = (int64_t)((uint64_t)v & xk_mask(width));
+	return e;
+}
+
+int sx_init(struct sx_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->pool_size = 4096;
+	s->pool = calloc(s->pool_size, sizeof(*s->pool));
+	if (!s->pool)
+		return -ENOMEM;
+	for (int r = 0; r < XK_NR_REGS; r++) {
+		s->reg[r] = node(s, SX_REG, 64, NULL, NULL);
+		s->reg[r]->reg = r;
+	}
+	s->fl_kind = FL_NONE;
+	s->fl_from_start = true;
+	return 0;
+}
+
+void sx_free(struct sx_state *s)
+{
+	free(s->pool);
+	s->pool = NULL;
+}
+
+static int unsupported(struct sx_state *s, const struct xk_insn *in,
+		       const char *why)
+{
+	snprintf(s->why, sizeof(s->why), "+0x%lx %s: %s",
+		 (unsigned long)in->off, in->text, why);
+	return -ENOTSUP;
+}
+
+/* ---- operands ---- */
+
+static struct sx *read_reg(struct sx_state *s, unsigned int cs_reg, int *width)
+{
+	bool high8;
+	int w, r = xk_gpr(cs_reg, &w, &high8);
+	struct sx *v;
+
+	if (r < 0)
+		return NULL;
+	if (!s->reg_written[r])
+		s->reg_read_first[r] = true;
+	*width = w;
+	v = s->reg[r];
+	if (high8)
+		v = node(s, SX_SHR, 64, v, cnst(s, 64, 8));
+	/* a narrower read is the same value seen at that width */
+	return node(s, SX_AND, w, v, cnst(s, 64, (int64_t)xk_mask(w)));
+}
+
+static int write_reg(struct sx_state *s, unsigned int cs_reg, struct sx *v)
+{
+	bool high8;
+	int w, r = xk_gpr(cs_reg, &w, &high8);
+	struct sx *old;
+
+	if (r < 0)
+		return -EINVAL;
+	old = s->reg[r];
+	s->reg_written[r] = true;
+	if (w == 64 || w == 32) {
+		/* a 32-bit write zero-extends */
+		s->reg[r] = node(s, SX_AND, 64, v, cnst(s, 64, (int64_t)xk_mask(w)));
+	} else if (high8) {
+		s->reg[r] = node(s, SX_OR, 64,
+				 node(s, SX_AND, 64, old, cnst(s, 64, ~0xff00LL)),
+				 node(s, SX_SHL, 64,
+				      node(s, SX_AND, 64, v, cnst(s, 64, 0xff)),
+				      cnst(s, 64, 8)));
+	} else {
+		s->reg[r] = node(s, SX_OR, 64,
+				 node(s, SX_AND, 64, old,
+				      cnst(s, 64, (int64_t)~xk_mask(w))),
+				 node(s, SX_AND, 64, v,
+				      cnst(s, 64, (int64_t)xk_mask(w))));
+	}
+	return s->reg[r] ? 0 : -ENOMEM;
+}
+
+static struct sx *read_op(struct sx_state *s, const struct xk_insn *in,
+			  const cs_x86_op *op, bool is_seed)
+{
+	int w = op->size * 8;
+
+	switch (op->type) {
+	case X86_OP_REG:
+		return read_reg(s, op->reg, &w);
+	case X86_OP_IMM:
+		if (is_seed) {
+			struct sx *p;
+
+			if (s->nr_params == XK_MAX_PARAMS)
+				return NULL;
+			p = node(s, SX_PARAM, w, NULL, NULL);
+			if (!p)
+				return NULL;
+			p->param = s->nr_params;
+			s->param_imm[s->nr_params] = op->imm;
+			s->param_off[s->nr_params] = in->off;
+			s->param_width[s->nr_params] = w;
+			s->nr_params++;
+			return p;
+		}
+		return cnst(s, w, op->imm);
+	case X86_OP_MEM:
+		/* a value from memory is unknown to the model */
+		return node(s, SX_UNKNOWN, w, NULL, NULL);
+	default:
+		return NULL;
+	}
+}
+
+static bool mentions(const struct sx *e, enum sx_kind k)
+{
+	if (!e)
+		return false;
+	return e->kind == k || mentions(e->a, k) || mentions(e->b, k) ||
+	       mentions(e->c, k);
+}
+
+bool sx_uses_params(const struct sx *e)
+{
+	return mentions(e, SX_PARAM);
+}
+
+/* ---- flags ---- */
+
+static void set_flags(struct sx_state *s, int kind, struct sx *a,
+		      struct sx *b, struct sx *res, int width)
+{
+	s->fl_kind = kind;
+	s->fl_a = a;
+	s->fl_b = b;
+	s->fl_res = res;
+	s->fl_width = width;
+	s->fl_from_start = false;
+}
+
+static struct sx *not01(struct sx_state *s, struct sx *c)
+{
+	return node(s, SX_EQ, 8, c, cnst(s, 8, 0));
+}
+
+/* A condition code (the suffix of jcc/setcc/cmovcc) as a 0/1 expression. */
+static struct sx *condition(struct sx_state *s, const char *cc)
+{
+	int w = s->fl_width;
+	struct sx *a = s->fl_a, *b = s->fl_b, *r = s->fl_res;
+
+	if (s->fl_kind == FL_NONE) {
+		s->flags_read_first = true;
+		return NULL;
+	}
+	if (s->fl_kind == FL_UNKNOWN)
+		return NULL;
+	if (s->fl_kind == FL_LOGIC) {
+		struct sx *zf = node(s, SX_EQ, w, r, cnst(s, w, 0));
+		struct sx *sf = node(s, SX_LTS, w, r, cnst(s, w, 0));
+
+		if (!strcmp(cc, "b") || !strcmp(cc, "o"))
+			return cnst(s, 8, 0);
+		if (!strcmp(cc, "ae") || !strcmp(cc, "no"))
+			return cnst(s, 8, 1);
+		if (!strcmp(cc, "e") || !strcmp(cc, "be"))
+			return zf;
+		if (!strcmp(cc, "ne") || !strcmp(cc, "a"))
+			return not01(s, zf);
+		if (!strcmp(cc, "s") || !strcmp(cc, "l"))
+			return sf;
+		if (!strcmp(cc, "ns") || !strcmp(cc, "ge"))
+			return not01(s, sf);
+		if (!strcmp(cc, "le"))
+			return node(s, SX_OR, 8, zf, sf);
+		if (!strcmp(cc, "g"))
+			return not01(s, node(s, SX_OR, 8, zf, sf));
+		return NULL;
+	}
+	if (s->fl_kind == FL_ADD) {
+		struct sx *cf = node(s, SX_LTU, w, r, a);
+		struct sx *zf = node(s, SX_EQ, w, r, cnst(s, w, 0));
+
+		if (!strcmp(cc, "b"))
+			return cf;
+		if (!strcmp(cc, "ae"))
+			return not01(s, cf);
+		if (!strcmp(cc, "e"))
+			return zf;
+		if (!strcmp(cc, "ne"))
+			return not01(s, zf);
+		return NULL;
+	}
+	/* FL_SUB: cmp a, b */
+	if (!strcmp(cc, "b"))
+		return node(s, SX_LTU, w, a, b);
+	if (!strcmp(cc, "ae"))
+		return not01(s, node(s, SX_LTU, w, a, b));
+	if (!strcmp(cc, "e"))
+		return node(s, SX_EQ, w, a, b);
+	if (!strcmp(cc, "ne"))
+		return not01(s, node(s, SX_EQ, w, a, b));
+	if (!strcmp(cc, "be"))
+		return not01(s, node(s, SX_LTU, w, b, a));
+	if (!strcmp(cc, "a"))
+		return node(s, SX_LTU, w, b, a);
+	if (!strcmp(cc, "l"))
+		return node(s, SX_LTS, w, a, b);
+	if (!strcmp(cc, "ge"))
+		return not01(s, node(s, SX_LTS, w, a, b));
+	if (!strcmp(cc, "le"))
+		return not01(s, node(s, SX_LTS, w, b, a));
+	if (!strcmp(cc, "g"))
+		return node(s, SX_LTS, w, b, a);
+	if (!strcmp(cc, "s"))
+		return node(s, SX_LTS, w, r, cnst(s, w, 0));
+	if (!strcmp(cc, "ns"))
+		return not01(s, node(s, SX_LTS, w, r, cnst(s, w, 0)));
+	return NULL;
+}
+
+/* Canonical condition-code suffix of a mnemonic after its prefix. */
+static const char *canon_cc(const char *cc)
+{
+	static const char *const alias[][2] = {
+		{ "c", "b" }, { "nae", "b" }, { "nb", "ae" }, { "nc", "ae" },
+		{ "z", "e" }, { "nz", "ne" }, { "na", "be" }, { "nbe", "a" },
+		{ "nge", "l" }, { "nl", "ge" }, { "ng", "le" }, { "nle", "g" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(alias); i++)
+		if (!strcmp(cc, alias[i][0]))
+			return alias[i][1];
+	return cc;
+}
+
+struct sx *sx_flags(struct sx_state *s)
+{
+	switch (s->fl_kind) {
+	case FL_SUB:
+		return node(s, SX_FLAGS_SUB, s->fl_width, s->fl_a, s->fl_b);
+	case FL_LOGIC:
+		return node(s, SX_FLAGS_LOGIC, s->fl_width, s->fl_res, s->fl_res);
+	default:
+		return NULL;
+	}
+}
+
+/* ---- instructions ---- */
+
+int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
+{
+	const cs_x86 *x = &in->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	const char *mn = in->text;
+	struct sx *a = NULL, *b = NULL, *r = NULL;
+	int w = o0->size * 8;
+	enum sx_kind k;
+
+	if (s->pool_used + 64 > s->pool_size)
+		return unsupported(s, in, "span too long for the model");
+	switch (in->id) {
+	case X86_INS_NOP:
+	case X86_INS_ENDBR64:
+		return 0;
+	case X86_INS_MOV:
+	case X86_INS_MOVABS:
+	case X86_INS_MOVZX:
+	case X86_INS_MOVSX:
+	case X86_INS_MOVSXD:
+		b = read_op(s, in, o1, is_seed);
+		if (!b)
+			return unsupported(s, in, "operand");
+		if (in->id == X86_INS_MOVSX || in->id == X86_INS_MOVSXD) {
+			b = node(s, SX_SEXT, w, b, NULL);
+			b->v = o1->size * 8;
+		}
+		if (o0->type == X86_OP_MEM) {
+			if (sx_uses_params(b)) {
+				if (o0->mem.index != X86_REG_INVALID ||
+				    xk_gpr(o0->mem.base, NULL, NULL) < 0)
+					return unsupported(s, in, "store through an address the model cannot name");
+				s->has_store = true;
+				s->st_base = xk_gpr(o0->mem.base, NULL, NULL);
+				s->st_disp = o0->mem.disp;
+				s->st_width = w;
+				s->st_val = b;
+				s->st_off = in->off;
+			}
+			return 0;
+		}
+		return write_reg(s, o0->reg, b);
+	case X86_INS_LEA: {
+		const x86_op_mem *m = &o1->mem;
+		struct sx *addr = cnst(s, 64, m->disp);
+		int tw;
+
+		if (m->base == X86_REG_RIP)
+			return write_reg(s, o0->reg, node(s, SX_UNKNOWN, 64, NULL, NULL));
+		if (m->base != X86_REG_INVALID)
+			addr = node(s, SX_ADD, 64, addr, read_reg(s, m->base, &tw));
+		if (m->index != X86_REG_INVALID)
+			addr = node(s, SX_ADD, 64, addr,
+				    node(s, SX_MUL, 64, read_reg(s, m->index, &tw),
+					 cnst(s, 64, m->scale)));
+		if (is_seed && m->disp) {
+			/* the displacement is the constant: make it a parameter */
+			cs_x86_op imm = { .type = X86_OP_IMM, .imm = m->disp, .size = 8 };
+
+			addr = cnst(s, 64, 0);
+			if (m->base != X86_REG_INVALID)
+				addr = read_reg(s, m->base, &tw);
+			if (m->index != X86_REG_INVALID)
+				addr = node(s, SX_ADD, 64, addr,
+					    node(s, SX_MUL, 64, read_reg(s, m->index, &tw),
+						 cnst(s, 64, m->scale)));
+			addr = node(s, SX_ADD, 64, addr, read_op(s, in, &imm, true));
+		}
+		return write_reg(s, o0->reg, node(s, SX_AND, w, addr, cnst(s, 64, -1)));
+	}
+	case X86_INS_ADD: k = SX_ADD; goto binop;
+	case X86_INS_SUB: k = SX_SUB; goto binop;
+	case X86_INS_AND: k = SX_AND; goto binop;
+	case X86_INS_OR: k = SX_OR; goto binop;
+	case X86_INS_XOR: k = SX_XOR; goto binop;
+	case X86_INS_SHL: case X86_INS_SAL: k = SX_SHL; goto binop;
+	case X86_INS_SHR: k = SX_SHR; goto binop;
+	case X86_INS_SAR: k = SX_SAR; goto binop;
+	case X86_INS_CMP:
+	case X86_INS_TEST:
+		a = read_op(s, in, o0, false);
+		b = read_op(s, in, o1, is_seed);
+		if (!a || !b)
+			return unsupported(s, in, "operand");
+		if (in->id == X86_INS_CMP)
+			set_flags(s, FL_SUB, a, b, node(s, SX_SUB, w, a, b), w);
+		else
+			set_flags(s, FL_LOGIC, a, b, node(s, SX_AND, w, a, b), w);
+		return 0;
+	case X86_INS_NEG:
+	case X86_INS_NOT:
+		a = read_op(s, in, o0, false);
+		if (!a || o0->type != X86_OP_REG)
+			return unsupported(s, in, "operand");
+		r = node(s, in->id == X86_INS_NEG ? SX_NEG : SX_NOT, w, a, NULL);
+		if (in->id == X86_INS_NEG)
+			set_flags(s, FL_SUB, cnst(s, w, 0), a, r, w);
+		return write_reg(s, o0->reg, r);
+	case X86_INS_SBB:
+	case X86_INS_ADC: {
+		struct sx *cf = condition(s, "b");
+
+		if (!cf)
+			return unsupported(s, in, "carry from before the span");
+		if (o0->type != X86_OP_REG)
+			return unsupported(s, in, "operand");
+		if (o1->type == X86_OP_REG && o0->reg == o1->reg &&
+		    in->id == X86_INS_SBB) {
+			/* sbb r,r: -CF, whatever r held */
+			r = node(s, SX_NEG, w, node(s, SX_AND, w, cf,
+						    cnst(s, w, 1)), NULL);
+		} else {
+			a = read_op(s, in, o0, false);
+			b = read_op(s, in, o1, is_seed);
+			if (!a || !b)
+				return unsupported(s, in, "operand");
+			r = node(s, in->id == X86_INS_SBB ? SX_SUB : SX_ADD, w,
+				 node(s, in->id == X86_INS_SBB ? SX_SUB : SX_ADD,
+				      w, a, b), cf);
+		}
+		s->fl_kind = FL_UNKNOWN;
+		s->fl_from_start = false;
+		return write_reg(s, o0->reg, r);
+	}
+	case X86_INS_IMUL:
+		if (x->op_count == 3) {
+			a = read_op(s, in, o1, false);
+			b = read_op(s, in, &x->operands[2], is_seed);
+		} else if (x->op_count == 2) {
+			a = read_op(s, in, o0, false);
+			b = read_op(s, in, o1, is_seed);
+		} else {
+			return unsupported(s, in, "one-operand multiply");
+		}
+		if (!a || !b || o0->type != X86_OP_REG)
+			return unsupported(s, in, "operand");
+		s->fl_kind = FL_UNKNOWN;
+		s->fl_from_start = false;
+		return write_reg(s, o0->reg, node(s, SX_MUL, w, a, b));
+	case X86_INS_INC:
+	case X86_INS_DEC:
+		a = read_op(s, in, o0, false);
+		if (!a || o0->type != X86_OP_REG)
+			return unsupported(s, in, "operand");
+		s->fl_kind = FL_UNKNOWN;
+		s->fl_from_start = false;
+		return write_reg(s, o0->reg,
+				 node(s, in->id == X86_INS_INC ? SX_ADD : SX_SUB,
+				      w, a, cnst(s, w, 1)));
+	default:
+		break;
+	}
+	if (!strncmp(mn, "set", 3)) {
+		char cc[8];
+
+		snprintf(cc, sizeof(cc), "%.*s", (int)strcspn(mn + 3, " "), mn + 3);
+		r = condition(s, canon_cc(cc));
+		if (!r)
+			return unsupported(s, in, "condition from before the span");
+		if (o0->type != X86_OP_REG)
+			return unsupported(s, in, "setcc to memory");
+		return write_reg(s, o0->reg, r);
+	}
+	if (!strncmp(mn, "cmov", 4)) {
+		char cc[8];
+		struct sx *c;
+
+		snprintf(cc, sizeof(cc), "%.*s", (int)strcspn(mn + 4, " "), mn + 4);
+		c = condition(s, canon_cc(cc));
+		if (!c)
+			return unsupported(s, in, "condition from before the span");
+		a = read_op(s, in, o1, is_seed);
+		b = read_op(s, in, o0, false);
+		if (!a || !b)
+			return unsupported(s, in, "operand");
+		r = node(s, SX_SELECT, w, a, b);
+		r->c = c;
+		return write_reg(s, o0->reg, r);
+	}
+	return unsupported(s, in, "instruction outside the model");
+
+binop:
+	if (o0->type != X86_OP_REG)
+		return unsupported(s, in, "read-modify-write of memory");
+	if ((k == SX_XOR || k == SX_SUB) && o1->type == X86_OP_REG &&
+	    o0->reg == o1->reg) {
+		/* xor r,r / sub r,r: zero, whatever r held */
+		a = b = r = cnst(s, w, 0);
+	} else {
+		a = read_op(s, in, o0, false);
+		b = read_op(s, in, o1, is_seed);
+		if (!a || !b)
+			return unsupported(s, in, "operand");
+		r = node(s, k, w, a, b);
+	}
+	if (k == SX_ADD)
+		set_flags(s, FL_ADD, a, b, r, w);
+	else if (k == SX_SUB)
+		set_flags(s, FL_SUB, a, b, r, w);
+	else if (k == SX_AND || k == SX_OR || k == SX_XOR)
+		set_flags(s, FL_LOGIC, r, r, r, w);
+	else {
+		s->fl_kind = FL_UNKNOWN;
+		s->fl_from_start = false;
+	}
+	return write_reg(s, o0->reg, r);
+}
+
+/* ---- evaluation, compilation, printing ---- */
+
+uint64_t sx_eval(const struct sx *e, const uint64_t *regs, const int64_t *params)
+{
+	unsigned int w = e->width;
+	uint64_t m = xk_mask(w), a = 0, b = 0, r = 0;
+
+	if (e->a)
+		a = sx_eval(e->a, regs, params);
+	if (e->b)
+		b = sx_eval(e->b, regs, params);
+	switch (e->kind) {
+	case SX_CONST: r = (uint64_t)e->v; break;
+	case SX_REG: r = regs[e->reg]; break;
+	case SX_PARAM: r = (uint64_t)params[e->param]; break;
+	case SX_UNKNOWN: r = 0xdeadbeefdeadbeefULL; break;
+	case SX_ADD: r = a + b; break;
+	case SX_SUB: r = a - b; break;
+	case SX_AND: r = a & b; break;
+	case SX_OR: r = a | b; break;
+	case SX_XOR: r = a ^ b; break;
+	case SX_MUL: r = a * b; break;
+	case SX_SHL: r = (b & 63) >= w ? 0 : a << (b & 63); break;
+	case SX_SHR: r = (b & 63) >= w ? 0 : (a & m) >> (b & 63); break;
+	case SX_SAR: r = (uint64_t)(xk_signed(a, w) >> ((b & 63) >= w ? w - 1 : (b & 63))); break;
+	case SX_NEG: r = -a; break;
+	case SX_NOT: r = ~a; break;
+	case SX_SEXT: r = (uint64_t)xk_signed(a, (unsigned int)e->v); break;
+	case SX_LTU: r = (a & m) < (b & m); break;
+	case SX_LTS: r = xk_signed(a, w) < xk_signed(b, w); break;
+	case SX_EQ: r = (a & m) == (b & m); break;
+	case SX_SELECT:
+		r = (sx_eval(e->c, regs, params) & 1) ? a : b;
+		break;
+	case SX_FLAGS_SUB: return xk_flags_sub(a, b, w);
+	case SX_FLAGS_LOGIC: return xk_flags_logic(a, b, w);
+	}
+	return r & m;
+}
+
+static int emit(struct xk_expr *out, int op, int width, int reg, int64_t imm,
+		int64_t imm2)
+{
+	struct xk_expr_insn *in;
+
+	if (out->len == XK_EXPR_MAX_INSNS)
+		return -E2BIG;
+	in = &out->insn[out->len++];
+	memset(in, 0, sizeof(*in));
+	in->op = op;
+	in->width = width;
+	in->reg = reg;
+	in->imm = imm;
+	in->imm2 = imm2;
+	return 0;
+}
+
+/* mode: 0 as is; 1 leaves read as 0; 2 also parameters at N = def */
+static int compile(const struct sx *e, const int64_t (*fit)[2],
+		   struct xk_expr *out, int mode, int64_t def)
+{
+	static const int ops[] = {
+		[SX_ADD] = XK_OP_ADD, [SX_SUB] = XK_OP_SUB, [SX_AND] = XK_OP_AND,
+		[SX_OR] = XK_OP_OR, [SX_XOR] = XK_OP_XOR, [SX_MUL] = XK_OP_MUL,
+		[SX_SHL] = XK_OP_SHL, [SX_SHR] = XK_OP_SHR, [SX_SAR] = XK_OP_SAR,
+		[SX_NEG] = XK_OP_NEG, [SX_NOT] = XK_OP_NOT, [SX_SEXT] = XK_OP_SEXT,
+		[SX_LTU] = XK_OP_LTU, [SX_LTS] = XK_OP_LTS, [SX_EQ] = XK_OP_EQ,
+		[SX_SELECT] = XK_OP_SELECT, [SX_FLAGS_SUB] = XK_OP_FLAGS_SUB,
+		[SX_FLAGS_LOGIC] = XK_OP_FLAGS_LOGIC,
+	};
+	int err = 0;
+
+	switch (e->kind) {
+	case SX_CONST:
+		return emit(out, XK_OP_CONST, e->width, 0, e->v, 0);
+	case SX_REG:
+		if (mode)
+			return emit(out, XK_OP_CONST, e->width, 0, 0, 0);
+		return emit(out, XK_OP_REG, e->width, e->reg, 0, 0);
+	case SX_PARAM:
+		if (mode == 2)
+			return emit(out, XK_OP_CONST, e->width, 0,
+				    fit[e->param][0] * def + fit[e->param][1], 0);
+		return emit(out, XK_OP_PARAM, e->width, 0, fit[e->param][0],
+			    fit[e->param][1]);
+	case SX_UNKNOWN:
+		return -ENOTSUP;
+	default:
+		break;
+	}
+	if (e->kind == SX_SELECT)
+		err = compile(e->c, fit, out, mode, def);
+	err = err ?: compile(e->a, fit, out, mode, def);
+	if (!err && e->b)
+		err = compile(e->b, fit, out, mode, def);
+	return err ?: emit(out, ops[e->kind], e->width, 0,
+			   e->kind == SX_SEXT ? e->v : 0, 0);
+}
+
+int sx_compile(const struct sx *e, const int64_t (*fit)[2], struct xk_expr *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (mentions(e, SX_UNKNOWN))
+		return -ENOTSUP;
+	err = compile(e, fit, out, 0, 0);
+	if (!err && xk_expr_validate(out))
+		err = -EINVAL;
+	return err;
+}
+
+/*
+ * The inverse form, for a span that overwrites an input it reads (reg =
+ * reg + P): at the probe point only the result is left, so the new value is
+ * the result plus what the parameters add, E(N) - E(def), computed with the
+ * inputs as 0. Valid only when that difference does not depend on the
+ * inputs: check_variant() verifies it by value.
+ */
+int sx_compile_inverse(const struct sx *e, const int64_t (*fit)[2], int64_t def,
+		       int loc, int width, struct xk_expr *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (mentions(e, SX_UNKNOWN))
+		return -ENOTSUP;
+	err = emit(out, XK_OP_REG, width, loc, 0, 0) ?:
+	      compile(e, fit, out, 1, def) ?:
+	      compile(e, fit, out, 2, def) ?:
+	      emit(out, XK_OP_SUB, width, 0, 0, 0) ?:
+	      emit(out, XK_OP_ADD, width, 0, 0, 0);
+	if (!err && xk_expr_validate(out))
+		err = -EINVAL;
+	return err;
+}
+
+void sx_print(const struct sx *e, char *buf, size_t size)
+{
+	static const char *const names[] = {
+		[SX_ADD] = "+", [SX_SUB] = "-", [SX_AND] = "&", [SX_OR] = "|",
+		[SX_XOR] = "^", [SX_MUL] = "*", [SX_SHL] = "<<", [SX_SHR] = ">>",
+		[SX_SAR] = ">>s", [SX_LTU] = "<u", [SX_LTS] = "<s", [SX_EQ] = "==",
+	};
+	char a[512] = "", b[512] = "", c[512] = "";
+
+	if (e->a)
+		sx_print(e->a, a, sizeof(a));
+	if (e->b)
+		sx_print(e->b, b, sizeof(b));
+	if (e->c)
+		sx_print(e->c, c, sizeof(c));
+	switch (e->kind) {
+	case SX_CONST: snprintf(buf, size, "%#llx", (unsigned long long)e->v); break;
+	case SX_REG: snprintf(buf, size, "%s", xk_gpr_name(e->reg)); break;
+	case SX_PARAM: snprintf(buf, size, "P%d", e->param); break;
+	case SX_UNKNOWN: snprintf(buf, size, "?mem"); break;
+	case SX_NEG: snprintf(buf, size, "-(%s)", a); break;
+	case SX_NOT: snprintf(buf, size, "~(%s)", a); break;
+	case SX_SEXT: snprintf(buf, size, "sext%d(%s)", (int)e->v, a); break;
+	case SX_SELECT: snprintf(buf, size, "(%s ? %s : %s)", c, a, b); break;
+	case SX_FLAGS_SUB: snprintf(buf, size, "flags(%s - %s)", a, b); break;
+	case SX_FLAGS_LOGIC: snprintf(buf, size, "flags(%s & %s)", a, b); break;
+	default:
+		/* drop the masks that only restate a width */
+		if (e->kind == SX_AND && e->b && e->b->kind == SX_CONST &&
+		    (uint64_t)e->b->v == xk_mask(e->width) && e->a) {
+			snprintf(buf, size, "%s", a);
+			break;
+		}
+		snprintf(buf, size, "(%s %s %s)", a, names[e->kind], b);
+	}
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xk build | gen: the offline half, from a constant to its scope table. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "xk/scope.h"
+
+/* The catalog: --catalog, $XK_CATALOG, or catalog/ beside the build. */
+const char *catalog_path(const char *opt)
+{
+	static char path[PATH_MAX + 64];
+	const char *env = getenv("XK_CATALOG");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (opt)
+		return opt;
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		snprintf(path, sizeof(path), "%s/../catalog/constants.conf", exe);
+		if (!access(path, R_OK))
+			return path;
+	}
+	return "/usr/share/xkernel/catalog/constants.conf";
+}
+
+struct gen_args {
+	const char *release, *catalog, *output;
+	bool explain, list;
+	int jobs;
+};
+
+static int parse_gen_args(const char *topic, int argc, char **argv,
+			  struct gen_args *a)
+{
+	static const struct option opts[] = {
+		{ "release", required_argument, NULL, 'r' },
+		{ "catalog", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "explain", no_argument, NULL, 'e' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "jobs", required_argument, NULL, 'J' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "r:c:o:elJ:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': a->release = optarg; break;
+		case 'c': a->catalog = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'e': a->explain = true; break;
+		case 'l': a->list = true; break;
+		case 'J': a->jobs = (int)strtol(optarg, NULL, 10); break;
+		default: return -p_usage(topic, "bad option");
+		}
+	}
+	return optind;
+}
+
+static int list_catalog(const char *catalog)
+{
+	char *names = NULL;
+	int err = xk_catalog_list(catalog, &names);
+
+	if (err)
+		return p_lib_err("catalog", err);
+	if (json_output) {
+		json_begin_array(jw, NULL);
+		for (char *p = names; *p;) {
+			char *e = strchr(p, '\n');
+
+			if (!e)
+				break;
+			*e = '\0';
+			json_str(jw, NULL, p);
+			p = e + 1;
+		}
+		json_end_array(jw);
+	} else {
+		fputs(names, stdout);
+	}
+	free(names);
+	return 0;
+}
+
+/* Common to build and gen: kernel, constant, build. */
+static int build_constant(const char *topic, const struct gen_args *a,
+			  const char *name, struct xk_kernel *k,
+			  struct xk_constant *c, struct xk_build_result *b)
+{
+	XK_OPTS(xk_build_opts, bo, .jobs = a->jobs, .progress = !quiet && !json_output);
+	int err;
+
+	(void)topic;
+	if (kernel_for_command(a->release, k))
+		return XK_EXIT_FAIL;
+	err = xk_catalog_find(catalog_path(a->catalog), name, c);
+	if (err)
+		return p_lib_err("constant", err);
+	err = xk_build(k, c, &bo, b);
+	if (err)
+		return p_lib_err("build", err);
+	return 0;
+}
+
+static void json_build(const struct xk_constant *c, const struct xk_build_result *b)
+{
+	json_str(jw, "constant", c->name);
+	json_str(jw, "source", c->file);
+	json_int(jw, "line", c->line);
+	json_int(jw, "default", c->def);
+	json_begin_array(jw, "values");
+	for (int v = 0; v < XK_BUILD_VARIANTS; v++)
+		json_int(jw, NULL, b->value[v]);
+	json_end_array(jw);
+	json_begin_array(jw, "objects");
+	for (int i = 0; i < b->nr_objects; i++) {
+		json_begin_object(jw, NULL);
+		json_str(jw, "object", b->object[i]);
+		json_str(jw, "baseline", b->base[i]);
+		json_begin_array(jw, "variants");
+		for (int v = 0; v < XK_BUILD_VARIANTS; v++)
+			json_str(jw, NULL, b->variant[i][v]);
+		json_end_array(jw);
+		json_end_object(jw);
+	}
+	json_end_array(jw);
+	json_int(jw, "compiled", b->compiled);
+	json_int(jw, "cached", b->cached);
+	json_double(jw, "build_seconds", b->seconds);
+}
+
+static int do_build(int argc, char **argv)
+{
+	struct gen_args a = { 0 };
+	struct xk_build_result b;
+	struct xk_constant c;
+	struct xk_kernel k;
+	int first = parse_gen_args("build", argc, argv, &a), err;
+
+	if (first < 0)
+		return -first;
+	if (a.list)
+		return list_catalog(catalog_path(a.catalog));
+	if (first != argc - 1)
+		return p_usage("build", "name one constant");
+	err = build_constant("build", &a, argv[first], &k, &c, &b);
+	if (err)
+		return err;
+	if (json_output) {
+		json_begin_object(jw, NULL);
+		json_build(&c, &b);
+		json_end_object(jw);
+		return 0;
+	}
+	printf("%s (%s:%d, default %lld): %d object%s, values %lld %lld %lld; "
+	       "%d compiled, %d cached, %.1f s\n",
+	       c.name, c.file, c.line, c.def, b.nr_objects,
+	       b.nr_objects == 1 ? "" : "s", b.value[0], b.value[1], b.value[2],
+	       b.compiled, b.cached, b.seconds);
+	for (int i = 0; i < b.nr_objects; i++)
+		printf("  %s\n", b.object[i]);
+	return 0;
+}
+
+static void explain_span(const struct xk_build_result *b,
+			 const struct xk_scope_span *s)
+{
+	char *text = NULL;
+	int obj = -1;
+
+	for (int i = 0; i < b->nr_objects; i++)
+		if (!strcmp(b->object[i], s->object))
+			obj = i;
+	if (obj < 0 || xk_disasm_range(b->base[obj], s->func, s->start,
+				       s->probe + 16, &text))
+		return;
+	for (char *line = text; *line;) {
+		char *end = strchr(line, '\n');
+		unsigned long long off = strtoull(line, NULL, 16);
+		const char *mark = off < s->probe ? "span " :
+				   off == s->probe ? "probe" : "     ";
+
+		if (!end)
+			break;
+		*end = '\0';
+		printf("    %s %s\n", mark, line);
+		line = end + 1;
+	}
+	free(text);
+}
+
+static void print_span(const struct xk_build_result *b, int i,
+		       const struct xk_scope_span *s, bool explain)
+{
+	printf("span %d: %s %s+0x%llx  %s", i, s->object, s->func,
+	       (unsigned long long)s->start, xk_span_class_name(s->cls));
+	if (s->cls == XK_SPAN_UNSUPPORTED) {
+		printf("\n    why: %s\n", s->why);
+		return;
+	}
+	printf(", probe +0x%llx (%s)\n", (unsigned long long)s->probe,
+	       s->optimizable ? "jump-optimizable" : "int3");
+	for (int k = 0; k < s->nr_params; k++)
+		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
+		       (long long)s->fit[k][1]);
+	for (int l = 0; l < s->nr_locs; l++)
+		printf("    state: %s\n", s->locs[l].text);
+	printf("    safe span: %u instructions, exits at", s->slice_len);
+	for (int e = 0; e < s->nr_exits; e++)
+		printf(" +0x%llx", (unsigned long long)s->exits[e]);
+	printf("%s%s%s\n", s->escapes & XK_ESCAPE_STORE ? "; escapes to memory" : "",
+	       s->escapes & XK_ESCAPE_CALL ? "; passed to a call" : "",
+	       s->escapes & XK_ESCAPE_RET ? "; returned" : "");
+	if (explain)
+		explain_span(b, s);
+}
+
+static int do_gen(int argc, char **argv)
+{
+	struct gen_args a = { 0 };
+	struct xk_build_result b;
+	struct xk_constant c;
+	struct xk_kernel k;
+	struct xk_scope t;
+	char out[XK_PATH_MAX + 256];
+	double t0 = xk_now(), gen_s;
+	int first = parse_gen_args("gen", argc, argv, &a), err;
+
+	if (first < 0)
+		return -first;
+	if (a.list)
+		return list_catalog(catalog_path(a.catalog));
+	if (first != argc - 1)
+		return p_usage("gen", "name one constant");
+	err = build_constant("gen", &a, argv[first], &k, &c, &b);
+	if (err)
+		return err;
+	t0 = xk_now();
+	err = xk_gen(&k, &c, &b, &t);
+	if (err)
+		return p_lib_err("gen", err);
+	gen_s = xk_now() - t0;
+	if (a.output)
+		snprintf(out, sizeof(out), "%s", a.output);
+	else
+		snprintf(out, sizeof(out), "%s/scopes/%s.scope", k.dir, c.name);
+	if (!a.output) {
+		char dir[XK_PATH_MAX + 16];
+
+		snprintf(dir, sizeof(dir), "%s/scopes", k.dir);
+		mkdir(dir, 0755);
+	}
+	err = xk_scope_write(&t, out);
+	if (err) {
+		xk_scope_free(&t);
+		return p_lib_err("gen", err);
+	}
+	if (json_output) {
+		json_begin_object(jw, NULL);
+		json_build(&c, &b);
+		json_str(jw, "scope_table", out);
+		json_double(jw, "analysis_seconds", gen_s);
+		json_int(jw, "spans", t.nr_spans);
+		json_int(jw, "supported", xk_scope_nr_supported(&t));
+		json_begin_array(jw, "span_list");
+		for (int i = 0; i < t.nr_spans; i++) {
+			const struct xk_scope_span *s = &t.spans[i];
+
+			json_begin_object(jw, NULL);
+			json_str(jw, "object", s->object);
+			json_str(jw, "function", s->func);
+			json_int(jw, "start", s->start);
+			json_str(jw, "class", xk_span_class_name(s->cls));
+			if (s->cls == XK_SPAN_UNSUPPORTED) {
+				json_str(jw, "why", s->why);
+			} else {
+				json_int(jw, "probe", s->probe);
+				json_bool(jw, "optimizable", s->optimizable);
+				json_begin_array(jw, "fit");
+				for (int p = 0; p < s->nr_params; p++) {
+					json_begin_array(jw, NULL);
+					json_int(jw, NULL, s->fit[p][0]);
+					json_int(jw, NULL, s->fit[p][1]);
+					json_end_array(jw);
+				}
+				json_end_array(jw);
+				json_begin_array(jw, "state");
+				for (int l = 0; l < s->nr_locs; l++)
+					json_str(jw, NULL, s->locs[l].text);
+				json_end_array(jw);
+				json_int(jw, "safe_span_insns", s->slice_len);
+			}
+			json_end_object(jw);
+		}
+		json_end_array(jw);
+		json_end_object(jw);
+	} else {
+		printf("%s = %lld (%s:%d): %d span%s, %d supported; build %.1f s, "
+		       "analysis %.2f s\n",
+		       c.name, c.def, c.file, c.line, t.nr_spans,
+		       t.nr_spans == 1 ? "" : "s", xk_scope_nr_supported(&t),
+		       b.seconds, gen_s);
+		for (int i = 0; i < t.nr_spans; i++)
+			print_span(&b, i, &t.spans[i], a.explain);
+		printf("scope table: %s\n", out);
+	}
+	xk_scope_free(&t);
+	return 0;
+}
+
+int do_build_cmd(int argc, char **argv)
+{
+	return do_build(argc, argv);
+}
+
+int do_gen_cmd(int argc, char **argv)
+{
+	return do_gen(argc, argv);
+}
