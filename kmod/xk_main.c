@@ -14,7 +14,9 @@
 #include <linux/module.h>
 #include <linux/uaccess.h>
 
-#include "xk/xk_ioctl.h"
+#include <linux/slab.h>
+
+#include "xk_internal.h"
 
 #define XK_MODULE_VERSION "0.1.0"
 
@@ -34,22 +36,151 @@ static int xk_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Runs in process context for each ioctl; no lock held on entry. */
+DEFINE_MUTEX(xk_lock);
+
+/* Copies a request in, checking its size field against ours. */
+static int copy_req(void *req, size_t size, const void __user *uarg)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize != size)
+		return -EINVAL;
+	return copy_from_user(req, uarg, size) ? -EFAULT : 0;
+}
+
+static long ioctl_load(void __user *uarg)
+{
+	struct xk_ioc_load req;
+	int err = copy_req(&req, sizeof(req), uarg);
+
+	if (err)
+		return err;
+	memset(req.error, 0, sizeof(req.error));
+	mutex_lock(&xk_lock);
+	err = xk_table_load(&req, u64_to_user_ptr(req.spans));
+	mutex_unlock(&xk_lock);
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return err;
+}
+
+static long ioctl_set(void __user *uarg)
+{
+	struct xk_ioc_set req;
+	struct xk_const *c;
+	int err = copy_req(&req, sizeof(req), uarg);
+
+	if (err)
+		return err;
+	memset(req.error, 0, sizeof(req.error));
+	req.name[XK_NAME_MAX - 1] = '\0';
+	mutex_lock(&xk_lock);
+	c = xk_find_const(req.name);
+	if (!c) {
+		xk_error(req.error, "%s is not loaded (xk load first)", req.name);
+		err = -ENOENT;
+	} else {
+		req.old_value = c->value;
+		err = xk_transition(c, req.value, req.mode, req.timeout_ms,
+				    req.error, &req.transition_ns);
+	}
+	mutex_unlock(&xk_lock);
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return err;
+}
+
+static long ioctl_unload(void __user *uarg)
+{
+	struct xk_ioc_unload req;
+	int err = copy_req(&req, sizeof(req), uarg);
+
+	if (err)
+		return err;
+	memset(req.error, 0, sizeof(req.error));
+	req.name[XK_NAME_MAX - 1] = '\0';
+	mutex_lock(&xk_lock);
+	err = xk_table_unload(req.name, req.all, req.error, &req.nr_unloaded);
+	mutex_unlock(&xk_lock);
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return err;
+}
+
+static long ioctl_status(void __user *uarg)
+{
+	struct xk_ioc_status *req;
+	struct xk_const *c;
+	u32 idx = 0;
+	int err;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	err = copy_req(req, sizeof(*req), uarg);
+	if (err)
+		goto out;
+	req->found = 0;
+	mutex_lock(&xk_lock);
+	list_for_each_entry(c, &xk_consts, node) {
+		if (idx++ != req->index)
+			continue;
+		req->found = 1;
+		strscpy(req->name, c->name, sizeof(req->name));
+		req->value = c->value;
+		req->def = c->def;
+		req->min = c->min;
+		req->max = c->max;
+		req->loaded_ns = c->loaded_ns;
+		req->last_transition_ns = c->last_transition_ns;
+		req->last_mode = c->last_mode;
+		req->nr_spans = c->nr_spans;
+		for (int i = 0; i < c->nr_spans && i < XK_MAX_SPANS; i++) {
+			struct xk_ioc_span_status *st = &req->spans[i];
+
+			strscpy(st->func, c->spans[i].desc.func, sizeof(st->func));
+			st->probe = c->spans[i].desc.probe;
+			st->addr = (unsigned long)c->spans[i].rewrite.addr;
+			st->hits = atomic64_read(&c->spans[i].hits);
+		}
+		break;
+	}
+	mutex_unlock(&xk_lock);
+	if (copy_to_user(uarg, req, sizeof(*req)))
+		err = -EFAULT;
+out:
+	kfree(req);
+	return err;
+}
+
+/* Runs in process context for each ioctl; takes xk_lock where needed. */
 static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case XK_IOC_VERSION: {
-		struct xk_ioc_version v = {
-			.abi_version = XK_ABI_VERSION,
-			.nr_tables = 0,
-		};
+		struct xk_ioc_version v = { .abi_version = XK_ABI_VERSION };
+		struct xk_const *c;
 
+		mutex_lock(&xk_lock);
+		list_for_each_entry(c, &xk_consts, node)
+			v.nr_constants++;
+		mutex_unlock(&xk_lock);
 		strscpy(v.module_version, XK_MODULE_VERSION,
 			sizeof(v.module_version));
 		return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
 	}
+	case XK_IOC_LOAD:
+		return ioctl_load(uarg);
+	case XK_IOC_SET:
+		return ioctl_set(uarg);
+	case XK_IOC_UNLOAD:
+		return ioctl_unload(uarg);
+	case XK_IOC_STATUS:
+		return ioctl_status(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -80,9 +211,16 @@ static int __init xk_init(void)
 	return 0;
 }
 
+/* Module unload: no ioctl can run (the device is gone first). */
 static void __exit xk_exit(void)
 {
+	u32 nr;
+	char error[XK_ERROR_MAX];
+
 	misc_deregister(&xk_misc);
+	mutex_lock(&xk_lock);
+	xk_table_unload(NULL, true, error, &nr);
+	mutex_unlock(&xk_lock);
 	pr_info("unloaded\n");
 }
 

@@ -19,7 +19,9 @@
 #define XK_EXPR_H
 
 #include <linux/types.h>
-#ifndef __KERNEL__
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#else
 #include <errno.h>
 #endif
 

@@ -1,29 +1,129 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * The control ABI between xk and xkernel.ko: ioctls on /dev/xkernel.
- * Opening the device requires CAP_SYS_ADMIN.
+ * Opening the device requires CAP_SYS_ADMIN. Every request struct starts
+ * with its size, so that fields can be added at the end; the module
+ * refuses a size it does not know. Errors come back as a negative errno
+ * and, in the request's error field, one line naming the cause.
  */
 #ifndef XK_IOCTL_H
 #define XK_IOCTL_H
 
-#ifdef __KERNEL__
 #include <linux/ioctl.h>
 #include <linux/types.h>
-#else
-#include <linux/ioctl.h>
-#include <linux/types.h>
-#endif
+
+#include "xk/expr.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 1
+#define XK_ABI_VERSION 2
+
+#define XK_NAME_MAX 64
+#define XK_FUNC_MAX 128
+#define XK_ERROR_MAX 256
+#define XK_MAX_SPANS 32
+#define XK_MAX_EXPECT 64
+#define XK_MAX_LOCS 2
+#define XK_MAX_EXITS 16
+
+/* how a new value takes effect */
+enum xk_mode {
+	XK_MODE_IMMEDIATE = 0,	/* at once, for every thread */
+	XK_MODE_GLOBAL = 1,	/* when no thread is inside any safe span */
+};
+
+#define XK_IOC_LOC_MEM 32	/* location kind: [base + disp] */
+
+struct xk_ioc_loc {
+	__s32 kind;		/* enum xk_reg, XK_LOC_FLAGS or XK_IOC_LOC_MEM */
+	__s32 base;		/* memory: base register */
+	__s64 disp;
+	__u32 width;		/* bits written */
+	__u32 pad;
+	struct xk_expr expr;
+};
+
+struct xk_ioc_span {
+	char func[XK_FUNC_MAX];
+	__u64 func_size;
+	__u64 start;		/* offsets in func */
+	__u64 probe;
+	__u32 expect_len;	/* bytes from start that must match */
+	__u32 nr_locs;
+	__u8 expect[XK_MAX_EXPECT];
+	__u8 expect_mask[XK_MAX_EXPECT];
+	struct xk_ioc_loc locs[XK_MAX_LOCS];
+	__u32 nr_exits;
+	__u32 pad;
+	__u64 exits[XK_MAX_EXITS];	/* safe span ends before these */
+};
 
 struct xk_ioc_version {
 	__u32 abi_version;	/* out: XK_ABI_VERSION */
-	__u32 nr_tables;	/* out: scope tables loaded */
+	__u32 nr_constants;	/* out: constants loaded */
 	char module_version[32];/* out */
+};
+
+struct xk_ioc_load {
+	__u32 size;		/* sizeof(struct xk_ioc_load) */
+	__u32 nr_spans;
+	char name[XK_NAME_MAX];
+	__s64 def, min, max;
+	__s64 value;		/* the value to take effect */
+	__u32 mode;		/* enum xk_mode */
+	__u32 timeout_ms;	/* global mode: give up after this */
+	__u64 spans;		/* user pointer to nr_spans struct xk_ioc_span */
+	char error[XK_ERROR_MAX];	/* out */
+	__u64 load_ns;		/* out: validation and arming */
+	__u64 transition_ns;	/* out */
+};
+
+struct xk_ioc_set {
+	__u32 size;
+	__u32 mode;
+	char name[XK_NAME_MAX];
+	__s64 value;
+	__u32 timeout_ms;
+	__u32 pad;
+	char error[XK_ERROR_MAX];	/* out */
+	__s64 old_value;	/* out */
+	__u64 transition_ns;	/* out */
+};
+
+struct xk_ioc_unload {
+	__u32 size;
+	__u32 all;		/* every constant */
+	char name[XK_NAME_MAX];
+	char error[XK_ERROR_MAX];	/* out */
+	__u32 nr_unloaded;	/* out */
+	__u32 pad;
+};
+
+struct xk_ioc_span_status {
+	char func[XK_FUNC_MAX];
+	__u64 probe;
+	__u64 addr;		/* where the probe is (kernel address) */
+	__u64 hits;		/* rewrites done */
+};
+
+struct xk_ioc_status {
+	__u32 size;
+	__u32 index;		/* in: the index-th constant */
+	__u32 found;		/* out: 0 past the last one */
+	__u32 nr_spans;
+	char name[XK_NAME_MAX];
+	__s64 value, def, min, max;
+	__u64 loaded_ns;	/* ktime when loaded */
+	__u64 last_transition_ns;	/* how long the last change took */
+	__u32 last_mode;
+	__u32 pad;
+	struct xk_ioc_span_status spans[XK_MAX_SPANS];
 };
 
 #define XK_IOC_MAGIC 'X'
 #define XK_IOC_VERSION _IOR(XK_IOC_MAGIC, 0x00, struct xk_ioc_version)
+#define XK_IOC_LOAD _IOWR(XK_IOC_MAGIC, 0x01, struct xk_ioc_load)
+#define XK_IOC_SET _IOWR(XK_IOC_MAGIC, 0x02, struct xk_ioc_set)
+#define XK_IOC_UNLOAD _IOWR(XK_IOC_MAGIC, 0x03, struct xk_ioc_unload)
+#define XK_IOC_STATUS _IOWR(XK_IOC_MAGIC, 0x04, struct xk_ioc_status)
 
 #endif

@@ -41,6 +41,10 @@ int do_vm(int argc, char **argv);
 int do_help(int argc, char **argv);
 int do_build_cmd(int argc, char **argv);
 int do_gen_cmd(int argc, char **argv);
+int do_load_cmd(int argc, char **argv);
+int do_set_cmd(int argc, char **argv);
+int do_unload_cmd(int argc, char **argv);
+int do_status_cmd(int argc, char **argv);
 const char *catalog_path(const char *opt);
 
 /* Prints the help page of a topic ("vm run"); -ENOENT if there is none. */

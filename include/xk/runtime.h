@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* libxk: the runtime half, through xkernel.ko's /dev/xkernel. */
+#ifndef XK_RUNTIME_H
+#define XK_RUNTIME_H
+
+#include "xk/xk_ioctl.h"
+
+struct xk_scope;
+
+struct xk_rt_result {
+	unsigned long long load_ns;		/* validation and arming */
+	unsigned long long transition_ns;	/* until the value was in force */
+	long long old_value;			/* set: the value before */
+	int nr_spans;				/* load: spans armed */
+};
+
+/* Opens /dev/xkernel; the error names a missing module or privilege. */
+int xk_rt_open(void);
+/* Loads a table's supported spans; value takes effect by mode. */
+int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
+	       unsigned int timeout_ms, struct xk_rt_result *res);
+int xk_rt_set(int fd, const char *name, long long value, int mode,
+	      unsigned int timeout_ms, struct xk_rt_result *res);
+/* name NULL: every constant. */
+int xk_rt_unload(int fd, const char *name, int *nr);
+/* -ENOENT past the last constant. */
+int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st);
+/* 1 if the kprobe at addr is jump-optimized, 0 if int3, <0 if unknown. */
+int xk_rt_probe_optimized(unsigned long long addr);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared state of xkernel.ko's files. */
+#ifndef XK_INTERNAL_H
+#define XK_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/kprobes.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+
+#include "xk/xk_ioctl.h"
+
+#define XK_MAX_TRACKED 256	/* tasks inside safe spans during a transition */
+
+struct xk_const;
+
+struct xk_span;
+
+struct xk_exit_probe {
+	struct kprobe kp;
+	struct xk_span *span;
+};
+
+/* One critical span armed in the kernel. */
+struct xk_span {
+	struct xk_const *owner;
+	struct xk_ioc_span desc;	/* as loaded, validated */
+	struct kprobe rewrite;		/* at the probe point */
+	struct kprobe entry;		/* at the span start (global mode) */
+	struct xk_exit_probe exit[XK_MAX_EXITS];
+	unsigned long start_addr, end_addr;	/* safe span, for stack scans */
+	atomic64_t hits;
+	bool rewrite_registered, entry_registered;
+	int nr_exit_registered;
+};
+
+enum xk_transition_state {
+	XK_TR_IDLE,
+	XK_TR_PENDING,		/* waiting for the safe spans to empty */
+	XK_TR_DONE,
+	XK_TR_ABORTED,
+};
+
+struct xk_tracked {
+	struct task_struct *task;
+	int depth;
+};
+
+/* One constant with its spans. Freed only under xk_lock, after unregistering. */
+struct xk_const {
+	struct list_head node;
+	char name[XK_NAME_MAX];
+	s64 value;			/* in force: read by the handlers */
+	s64 def, min, max;
+	int nr_spans;
+	struct xk_span *spans;
+	u64 loaded_ns, last_transition_ns;
+	u32 last_mode;
+
+	/* global transitions: which tasks are inside a safe span */
+	raw_spinlock_t track_lock;
+	bool tracking;
+	atomic_t inside;
+	struct xk_tracked tracked[XK_MAX_TRACKED];
+	bool track_overflow;
+	atomic_t tr_state;		/* enum xk_transition_state */
+	s64 pending_value;
+	wait_queue_head_t tr_wait;
+};
+
+extern struct mutex xk_lock;		/* the list and every load/set/unload */
+extern struct list_head xk_consts;
+
+/* xk_table.c */
+int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspans);
+int xk_table_unload(const char *name, bool all, char *error, u32 *nr);
+struct xk_const *xk_find_const(const char *name);
+void xk_const_destroy(struct xk_const *c);
+
+/* xk_probe.c */
+int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs);
+int xk_entry_handler(struct kprobe *p, struct pt_regs *regs);
+int xk_exit_handler(struct kprobe *p, struct pt_regs *regs);
+
+/* xk_transition.c */
+int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,
+		  char *error, u64 *ns);
+
+#define xk_error(buf, fmt, ...) \
+	snprintf(buf, XK_ERROR_MAX, fmt, ##__VA_ARGS__)
+
+#endif

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading a scope table: validation against the running kernel, arming,
+ * and unloading. Every function here runs in process context with xk_lock
+ * held (taken by the ioctl dispatcher in xk_main.c).
+ */
+#define pr_fmt(fmt) "xkernel: " fmt
+
+#include <linux/cred.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "xk_internal.h"
+
+LIST_HEAD(xk_consts);
+
+struct xk_const *xk_find_const(const char *name)
+{
+	struct xk_const *c;
+
+	list_for_each_entry(c, &xk_consts, node)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* The shape of a span, before anything touches the kernel. */
+static int check_desc(const struct xk_ioc_span *d, int idx, char *error)
+{
+	u32 i;
+
+	if (!memchr(d->func, '\0', sizeof(d->func)) || !d->func[0])
+		return xk_error(error, "span %d: no function name", idx), -EINVAL;
+	if (d->probe <= d->start || d->probe >= d->func_size ||
+	    d->expect_len > XK_MAX_EXPECT || d->expect_len <= d->probe - d->start)
+		return xk_error(error, "span %d (%s): probe +%#llx, start +%#llx and "
+				"%u expected bytes do not fit the function (%llu bytes)",
+				idx, d->func, d->probe, d->start, d->expect_len,
+				d->func_size), -EINVAL;
+	if (d->nr_locs < 1 || d->nr_locs > XK_MAX_LOCS || d->nr_exits > XK_MAX_EXITS)
+		return xk_error(error, "span %d (%s): %u locations, %u exits",
+				idx, d->func, d->nr_locs, d->nr_exits), -EINVAL;
+	for (i = 0; i < d->nr_locs; i++) {
+		const struct xk_ioc_loc *l = &d->locs[i];
+		bool reg = l->kind >= 0 && l->kind < XK_NR_REGS && l->kind != XK_RSP;
+		bool mem = l->kind == XK_IOC_LOC_MEM && l->base >= 0 &&
+			   l->base < XK_NR_REGS;
+
+		if (!reg && !mem && l->kind != XK_LOC_FLAGS)
+			return xk_error(error, "span %d (%s): location %d is not a "
+					"register, the flags or memory", idx, d->func,
+					l->kind), -EINVAL;
+		if (l->width != 8 && l->width != 16 && l->width != 32 && l->width != 64)
+			return xk_error(error, "span %d (%s): width %u", idx,
+					d->func, l->width), -EINVAL;
+		if (xk_expr_validate(&l->expr))
+			return xk_error(error, "span %d (%s): invalid update program",
+					idx, d->func), -EINVAL;
+	}
+	for (i = 0; i < d->nr_exits; i++)
+		if (d->exits[i] <= d->start || d->exits[i] > d->func_size)
+			return xk_error(error, "span %d (%s): exit +%#llx outside the "
+					"function", idx, d->func, d->exits[i]), -EINVAL;
+	return 0;
+}
+
+/*
+ * Registers the rewrite probe disabled (nothing in the text changes yet),
+ * then checks that the live kernel is the one the table was made for: the
+ * symbol and its size, and the bytes from the span's start to the end of
+ * the probed instruction.
+ */
+static int validate_span(struct xk_span *s, int idx, char *error)
+{
+	const struct xk_ioc_span *d = &s->desc;
+	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
+	u8 live[XK_MAX_EXPECT];
+	unsigned long off, size;
+	int err;
+	u32 i;
+
+	s->rewrite.symbol_name = d->func;
+	s->rewrite.offset = d->probe;
+	s->rewrite.pre_handler = xk_rewrite_handler;
+	s->rewrite.flags = KPROBE_FLAG_DISABLED;
+	err = register_kprobe(&s->rewrite);
+	if (err)
+		return xk_error(error, "span %d: cannot probe %s+%#llx (%d): no such "
+				"function, or not an instruction boundary", idx,
+				d->func, d->probe, err), err;
+	s->rewrite_registered = true;
+	sprint_symbol(sym, (unsigned long)s->rewrite.addr);
+	/* kallsyms sizes run to the next symbol: alignment padding included */
+	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &off, &size) != 3 ||
+	    strcmp(name, d->func) || off != d->probe || size < d->func_size ||
+	    size >= d->func_size + 64)
+		return xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
+				"expects a %llu-byte function (another build?)", idx,
+				d->func, d->probe, sym, d->func_size), -ESTALE;
+	s->start_addr = (unsigned long)s->rewrite.addr - (d->probe - d->start);
+	s->end_addr = s->start_addr;
+	for (i = 0; i < d->nr_exits; i++)
+		s->end_addr = max_t(unsigned long, s->end_addr,
+				    s->start_addr - d->start + d->exits[i]);
+	if (s->end_addr == s->start_addr)
+		s->end_addr = s->start_addr - d->start + d->func_size;
+	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
+		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
+				d->func, d->start), -EFAULT;
+	for (i = 0; i < d->expect_len; i++) {
+		if ((live[i] & d->expect_mask[i]) == (d->expect[i] & d->expect_mask[i]))
+			continue;
+		return xk_error(error, "span %d: %s+%#llx holds %02x where the table "
+				"expects %02x: the table was made for another kernel "
+				"build", idx, d->func, d->start + i, live[i],
+				d->expect[i]), -ESTALE;
+	}
+	return 0;
+}
+
+/* Unregisters what a span registered; safe on a partly armed span. */
+static void disarm_span(struct xk_span *s)
+{
+	if (s->rewrite_registered) {
+		unregister_kprobe(&s->rewrite);
+		s->rewrite_registered = false;
+	}
+}
+
+void xk_const_destroy(struct xk_const *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_spans; i++)
+		disarm_span(&c->spans[i]);
+	kvfree(c->spans);
+	kfree(c);
+}
+
+int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspans)
+{
+	struct xk_const *c;
+	ktime_t t0 = ktime_get();
+	u64 tr_ns = 0;
+	int i, err;
+
+	req->name[XK_NAME_MAX - 1] = '\0';
+	if (!req->name[0])
+		return xk_error(req->error, "no constant name"), -EINVAL;
+	if (req->nr_spans < 1 || req->nr_spans > XK_MAX_SPANS)
+		return xk_error(req->error, "%s: %u spans (1 to %d)", req->name,
+				req->nr_spans, XK_MAX_SPANS), -EINVAL;
+	if (req->min > req->def || req->def > req->max)
+		return xk_error(req->error, "%s: bounds [%lld, %lld] exclude the "
+				"default %lld", req->name, req->min, req->max,
+				req->def), -EINVAL;
+	if (req->value < req->min || req->value > req->max)
+		return xk_error(req->error, "%s: value %lld is out of bounds [%lld, "
+				"%lld]", req->name, req->value, req->min, req->max),
+		       -ERANGE;
+	if (req->mode > XK_MODE_GLOBAL)
+		return xk_error(req->error, "unknown mode %u", req->mode), -EINVAL;
+	if (xk_find_const(req->name))
+		return xk_error(req->error, "%s is already loaded (xk set changes its "
+				"value, xk unload removes it)", req->name), -EEXIST;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->spans = kvcalloc(req->nr_spans, sizeof(*c->spans), GFP_KERNEL);
+	if (!c->spans) {
+		kfree(c);
+		return -ENOMEM;
+	}
+	strscpy(c->name, req->name, sizeof(c->name));
+	c->def = c->value = req->def;
+	c->min = req->min;
+	c->max = req->max;
+	c->nr_spans = req->nr_spans;
+	raw_spin_lock_init(&c->track_lock);
+	init_waitqueue_head(&c->tr_wait);
+	atomic_set(&c->tr_state, XK_TR_IDLE);
+
+	for (i = 0; i < c->nr_spans; i++) {
+		struct xk_span *s = &c->spans[i];
+
+		s->owner = c;
+		if (copy_from_user(&s->desc, &uspans[i], sizeof(s->desc))) {
+			err = -EFAULT;
+			goto err_destroy;
+		}
+		s->desc.func[XK_FUNC_MAX - 1] = '\0';
+		err = check_desc(&s->desc, i, req->error);
+		if (err)
+			goto err_destroy;
+	}
+	for (i = 0; i < c->nr_spans; i++) {
+		err = validate_span(&c->spans[i], i, req->error);
+		if (err)
+			goto err_destroy;
+	}
+	/* everything matched: arm */
+	for (i = 0; i < c->nr_spans; i++) {
+		err = enable_kprobe(&c->spans[i].rewrite);
+		if (err) {
+			xk_error(req->error, "span %d: cannot arm %s+%#llx (%d)", i,
+				 c->spans[i].desc.func, c->spans[i].desc.probe, err);
+			goto err_destroy;
+		}
+	}
+	c->loaded_ns = ktime_get_ns();
+	list_add_tail(&c->node, &xk_consts);
+	req->load_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	pr_info("load %s: %d spans armed by %s[%d] uid %u (%llu us)\n", c->name,
+		c->nr_spans, current->comm, task_pid_nr(current),
+		from_kuid(&init_user_ns, current_uid()), req->load_ns / 1000);
+
+	if (req->value != c->def) {
+		err = xk_transition(c, req->value, req->mode, req->timeout_ms,
+				    req->error, &tr_ns);
+		req->transition_ns = tr_ns;
+		if (err) {
+			/* nothing half-applied: a table that cannot take its
+			 * value is removed again */
+			list_del(&c->node);
+			pr_info("load %s: transition failed, unloaded\n", c->name);
+			xk_const_destroy(c);
+			return err;
+		}
+	}
+	return 0;
+
+err_destroy:
+	pr_notice("load %s refused: %s\n", c->name, req->error);
+	xk_const_destroy(c);
+	return err;
+}
+
+int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
+{
+	struct xk_const *c, *tmp;
+
+	*nr = 0;
+	list_for_each_entry_safe(c, tmp, &xk_consts, node) {
+		if (!all && strcmp(c->name, name))
+			continue;
+		list_del(&c->node);
+		pr_info("unload %s by %s[%d] uid %u: value %lld -> %lld (compiled-in)\n",
+			c->name, current->comm, task_pid_nr(current),
+			from_kuid(&init_user_ns, current_uid()), c->value, c->def);
+		xk_const_destroy(c);
+		(*nr)++;
+	}
+	if (!all && !*nr)
+		return xk_error(error, "%s is not loaded", name), -ENOENT;
+	return 0;
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/* libxk: talking to xkernel.ko through /dev/xkernel. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "xk/runtime.h"
+#include "xk/scope.h"
+
+int xk_rt_open(void)
+{
+	int fd = open(XK_DEVICE, O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
+		return xk_err(-ENOENT, "%s does not exist: xkernel.ko is not "
+				       "loaded", XK_DEVICE);
+	if (errno == EACCES || errno == EPERM)
+		return xk_err(-EPERM, "opening %s needs CAP_SYS_ADMIN (run as "
+				      "root)", XK_DEVICE);
+	return xk_err(-errno, "cannot open %s: %s", XK_DEVICE, strerror(errno));
+}
+
+static int ioctl_err(const char *what, const char *error)
+{
+	int e = errno;
+
+	if (error && error[0])
+		return xk_err(-e, "%s", error);
+	return xk_err(-e, "%s: %s", what, strerror(e));
+}
+
+static void to_ioc_span(const struct xk_scope_span *s, struct xk_ioc_span *d)
+{
+	memset(d, 0, sizeof(*d));
+	xk_strlcpy(d->func, s->func, sizeof(d->func));
+	d->func_size = s->func_size;
+	d->start = s->start;
+	d->probe = s->probe;
+	d->expect_len = s->expect_len;
+	memcpy(d->expect, s->expect, s->expect_len);
+	memcpy(d->expect_mask, s->expect_mask, s->expect_len);
+	d->nr_locs = s->nr_locs;
+	for (int l = 0; l < s->nr_locs; l++) {
+		d->locs[l].kind = s->locs[l].kind;
+		d->locs[l].base = s->locs[l].base;
+		d->locs[l].disp = s->locs[l].disp;
+		d->locs[l].width = s->locs[l].width;
+		d->locs[l].expr = s->locs[l].expr;
+	}
+	d->nr_exits = s->nr_exits;
+	memcpy(d->exits, s->exits, sizeof(d->exits));
+}
+
+int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
+	       unsigned int timeout_ms, struct xk_rt_result *res)
+{
+	struct xk_ioc_load req = { .size = sizeof(req) };
+	struct xk_ioc_span *spans;
+	int n = 0, err = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (value < t->min || value > t->max)
+		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]",
+			      t->constant, value, (long long)t->min,
+			      (long long)t->max);
+	spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*spans));
+	if (!spans)
+		return -ENOMEM;
+	for (int i = 0; i < t->nr_spans; i++)
+		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED)
+			to_ioc_span(&t->spans[i], &spans[n++]);
+	if (!n) {
+		free(spans);
+		return xk_err(-ENOTSUP, "%s: the scope table has no supported span",
+			      t->constant);
+	}
+	if (n > XK_MAX_SPANS) {
+		free(spans);
+		return xk_err(-E2BIG, "%s: %d spans, the module takes %d",
+			      t->constant, n, XK_MAX_SPANS);
+	}
+	xk_strlcpy(req.name, t->constant, sizeof(req.name));
+	req.nr_spans = n;
+	req.def = t->def;
+	req.min = t->min;
+	req.max = t->max;
+	req.value = value;
+	req.mode = mode;
+	req.timeout_ms = timeout_ms;
+	req.spans = (unsigned long)spans;
+	if (ioctl(fd, XK_IOC_LOAD, &req))
+		err = ioctl_err("load", req.error);
+	res->load_ns = req.load_ns;
+	res->transition_ns = req.transition_ns;
+	res->nr_spans = n;
+	free(spans);
+	return err;
+}
+
+int xk_rt_set(int fd, const char *name, long long value, int mode,
+	      unsigned int timeout_ms, struct xk_rt_result *res)
+{
+	struct xk_ioc_set req = { .size = sizeof(req), .mode = mode,
+				  .value = value, .timeout_ms = timeout_ms };
+
+	memset(res, 0, sizeof(*res));
+	xk_strlcpy(req.name, name, sizeof(req.name));
+	if (ioctl(fd, XK_IOC_SET, &req))
+		return ioctl_err("set", req.error);
+	res->transition_ns = req.transition_ns;
+	res->old_value = req.old_value;
+	return 0;
+}
+
+int xk_rt_unload(int fd, const char *name, int *nr)
+{
+	struct xk_ioc_unload req = { .size = sizeof(req), .all = !name };
+
+	if (name)
+		xk_strlcpy(req.name, name, sizeof(req.name));
+	if (ioctl(fd, XK_IOC_UNLOAD, &req))
+		return ioctl_err("unload", req.error);
+	if (nr)
+		*nr = req.nr_unloaded;
+	return 0;
+}
+
+int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->index = index;
+	if (ioctl(fd, XK_IOC_STATUS, st))
+		return ioctl_err("status", NULL);
+	return st->found ? 0 : -ENOENT;
+}
+
+/* Is the kprobe at addr jump-optimized? From debugfs; -ENOENT if unlisted. */
+int xk_rt_probe_optimized(unsigned long long addr)
+{
+	char *text, want[32];
+	int err = xk_read_file("/sys/kernel/debug/kprobes/list", &text, NULL);
+
+	if (err)
+		return err;
+	snprintf(want, sizeof(want), "%llx", addr);
+	err = -ENOENT;
+	for (char *line = text; *line;) {
+		char *end = strchrnul(line, '\n');
+
+		if (!strncmp(line, want, strlen(want)) && line[strlen(want)] == ' ') {
+			*end = '\0';
+			err = strstr(line, "[OPTIMIZED]") ? 1 : 0;
+			break;
+		}
+		line = *end ? end + 1 : end;
+	}
+	free(text);
+	return err;
+}
