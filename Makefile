@@ -52,6 +52,7 @@ kmod: $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \
 		echo "make kmod: no target kernel; run '$(XK) kernel fetch' first" >&2; exit 1; fi
 	$(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod modules
+	$(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden modules
 
 check: all
 	tests/run.sh
@@ -61,6 +62,7 @@ demo: all
 
 clean:
 	rm -rf $(BUILD)
-	@if [ -n "$(KHEADERS)" ]; then $(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod clean; fi
+	@if [ -n "$(KHEADERS)" ]; then $(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod clean; \
+		$(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden clean; fi
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

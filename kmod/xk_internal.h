@@ -30,6 +30,7 @@ struct xk_span {
 	struct kprobe entry;		/* at the span start (global mode) */
 	struct xk_exit_probe exit[XK_MAX_EXITS];
 	unsigned long start_addr, end_addr;	/* safe span, for stack scans */
+	unsigned long mem_addr[XK_MAX_LOCS];	/* rip-relative locations */
 	atomic64_t hits;
 	bool rewrite_registered, entry_registered;
 	int nr_exit_registered;

@@ -47,8 +47,16 @@ static int check_desc(const struct xk_ioc_span *d, int idx, char *error)
 	for (i = 0; i < d->nr_locs; i++) {
 		const struct xk_ioc_loc *l = &d->locs[i];
 		bool reg = l->kind >= 0 && l->kind < XK_NR_REGS && l->kind != XK_RSP;
+		bool rip = l->kind == XK_IOC_LOC_MEM && l->base == XK_BASE_RIP;
 		bool mem = l->kind == XK_IOC_LOC_MEM && l->base >= 0 &&
 			   l->base < XK_NR_REGS;
+
+		/* the rel32 must lie in the bytes checked against the live text */
+		if (rip && (l->disp < (s64)d->start || l->rip_end < l->disp + 4 ||
+			    l->rip_end > d->start + d->expect_len))
+			return xk_error(error, "span %d (%s): rip-relative location "
+					"outside the span", idx, d->func), -EINVAL;
+		mem = mem || rip;
 
 		if (!reg && !mem && l->kind != XK_LOC_FLAGS)
 			return xk_error(error, "span %d (%s): location %d is not a "
@@ -118,6 +126,16 @@ static int validate_span(struct xk_span *s, int idx, char *error)
 				"expects %02x: the table was made for another kernel "
 				"build", idx, d->func, d->start + i, live[i],
 				d->expect[i]), -ESTALE;
+	}
+	/* rip-relative stores: the address, from the relocated live rel32 */
+	for (i = 0; i < d->nr_locs; i++) {
+		const struct xk_ioc_loc *l = &d->locs[i];
+		s32 rel;
+
+		if (l->kind != XK_IOC_LOC_MEM || l->base != XK_BASE_RIP)
+			continue;
+		memcpy(&rel, live + (l->disp - d->start), sizeof(rel));
+		s->mem_addr[i] = s->start_addr - d->start + l->rip_end + (long)rel;
 	}
 	return 0;
 }

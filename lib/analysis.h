@@ -144,12 +144,14 @@ struct sx_state {
 	int64_t param_imm[XK_MAX_PARAMS];
 	uint64_t param_off[XK_MAX_PARAMS];
 	uint8_t param_width[XK_MAX_PARAMS];
+	bool all_stores;		/* record stores of constants too */
 	bool has_store;			/* a memory store of a derived value */
 	int st_base;			/* ... to [st_base + st_disp] */
 	int64_t st_disp;
 	uint8_t st_width;
 	struct sx *st_val;
 	uint64_t st_off;		/* offset of the store */
+	uint64_t st_rip_end;		/* end of a rip-relative store */
 	char why[256];			/* why execution stopped, if it failed */
 	/* arena */
 	struct sx *pool;

@@ -75,7 +75,25 @@ static int set_field(struct xk_constant *c, const char *key, const char *v,
 		err = parse_ll(v, &c->max) ?: (c->has_bounds = true, 0);
 	else if (!strcmp(key, "objects"))
 		err = xk_strlcpy(c->objects, v, sizeof(c->objects));
-	else if (!strcmp(key, "description"))
+	else if (!strcmp(key, "module")) {
+		const char *slash = strrchr(catalog, '/');
+
+		if (v[0] == '/')
+			err = xk_strlcpy(c->module_dir, v, sizeof(c->module_dir));
+		else
+			err = xk_snprintf(c->module_dir, sizeof(c->module_dir),
+					  "%.*s%s", slash ? (int)(slash - catalog + 1) : 0,
+					  catalog, v);
+		if (!err) {
+			char *abs = realpath(c->module_dir, NULL);
+
+			if (!abs)
+				return xk_err(-ENOENT, "%s:%d: no module directory %s",
+					      catalog, line, c->module_dir);
+			err = xk_strlcpy(c->module_dir, abs, sizeof(c->module_dir));
+			free(abs);
+		}
+	} else if (!strcmp(key, "description"))
 		err = xk_strlcpy(c->description, v, sizeof(c->description));
 	else
 		return xk_err(-EINVAL, "%s:%d: unknown key '%s'", catalog, line, key);
@@ -165,6 +183,33 @@ int xk_catalog_list(const char *catalog, char **names)
 }
 
 /* ---------------------------------------------------------------- */
+/* where the sources are                                             */
+/* ---------------------------------------------------------------- */
+
+/*
+ * A constant of the kernel lives in the prepared source tree, where Kbuild
+ * runs; one of an out-of-tree module (module= in the catalog) lives in the
+ * module's directory, built by Kbuild from the headers with M=.
+ */
+struct tree {
+	char src[XK_PATH_MAX];	/* file=, objects= and .cmd files are here */
+	char cwd[XK_PATH_MAX];	/* recorded commands run here */
+	bool module;
+};
+
+static int tree_of(const struct xk_kernel *k, const struct xk_constant *c,
+		   struct tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->module = c->module_dir[0];
+	if (t->module)
+		return xk_strlcpy(t->src, c->module_dir, sizeof(t->src)) ?:
+		       xk_strlcpy(t->cwd, k->headers, sizeof(t->cwd));
+	return xk_strlcpy(t->src, k->source, sizeof(t->src)) ?:
+	       xk_strlcpy(t->cwd, k->source, sizeof(t->cwd));
+}
+
+/* ---------------------------------------------------------------- */
 /* locating the constant in the source                               */
 /* ---------------------------------------------------------------- */
 
@@ -235,17 +280,18 @@ static int template_of(const char *body, char *tmpl, size_t size,
 	}
 }
 
-static int grep_lines(const struct xk_kernel *k, const char *const *argv,
+static int grep_lines(const struct tree *t, const char *const *argv,
 		      char **out)
 {
-	struct xk_cmd cmd = { .argv = argv, .cwd = k->source, .capture = out,
+	struct xk_cmd cmd = { .argv = argv, .cwd = t->src, .capture = out,
 			      .log_path = "/dev/null" };
 	int st = xk_run(&cmd);
 
 	return st < 0 ? st : 0;	/* grep: 1 means no match */
 }
 
-static int locate_macro(const struct xk_kernel *k, struct xk_constant *c)
+static int locate_macro(const struct xk_kernel *k, const struct tree *t,
+			struct xk_constant *c)
 {
 	char pattern[160], *hits = NULL, path[XK_PATH_MAX], *text = NULL;
 	const char *body = NULL;
@@ -260,7 +306,10 @@ static int locate_macro(const struct xk_kernel *k, struct xk_constant *c)
 		xk_snprintf(pattern, sizeof(pattern),
 			    "^[[:space:]]*#[[:space:]]*define[[:space:]]+%s[[:space:]]",
 			    c->name);
-		err = grep_lines(k, argv, &hits);
+		if (t->module)
+			return xk_err(-EINVAL, "%s: a module's constant needs file=",
+				      c->name);
+		err = grep_lines(t, argv, &hits);
 		if (err)
 			return err;
 		for (char *p = hits; *p; p = strchrnul(p, '\n'), p += !!*p)
@@ -285,7 +334,7 @@ static int locate_macro(const struct xk_kernel *k, struct xk_constant *c)
 		xk_strlcpy(c->file, hits, sizeof(c->file));
 		free(hits);
 	}
-	err = xk_snprintf(path, sizeof(path), "%s/%s", k->source, c->file) ?:
+	err = xk_snprintf(path, sizeof(path), "%s/%s", t->src, c->file) ?:
 	      xk_read_file(path, &text, NULL);
 	if (err)
 		return xk_err(err, "cannot read %s", path);
@@ -327,8 +376,8 @@ static int locate_macro(const struct xk_kernel *k, struct xk_constant *c)
 }
 
 /* Every .c under the directory of the definition that names the constant. */
-static int find_objects(const struct xk_kernel *k, const struct xk_constant *c,
-			struct xk_build_result *res)
+static int find_objects(const struct xk_kernel *k, const struct tree *t,
+			const struct xk_constant *c, struct xk_build_result *res)
 {
 	char dir[256], *hits = NULL, *save = NULL;
 	const char *src_list = c->objects;
@@ -345,7 +394,7 @@ static int find_objects(const struct xk_kernel *k, const struct xk_constant *c,
 				    c->file);
 			if (!strncmp(dir, "include", 7))
 				xk_strlcpy(dir, ".", sizeof(dir));
-			err = grep_lines(k, argv, &hits);
+			err = grep_lines(t, argv, &hits);
 			if (err)
 				return err;
 			src_list = hits;
@@ -404,7 +453,7 @@ static int kernel_cc_var(const struct xk_kernel *k, char *out, size_t size)
 }
 
 /* The compile command Kbuild recorded, without its -o/-c and dep file. */
-static int recorded_command(const struct xk_kernel *k, const char *obj,
+static int recorded_command(const struct tree *t, const char *obj,
 			    char **cmd, char *src, size_t src_size)
 {
 	char path[XK_PATH_MAX], *text, *line, *p;
@@ -412,7 +461,7 @@ static int recorded_command(const struct xk_kernel *k, const char *obj,
 	int err;
 
 	base = base ? base + 1 : obj;
-	err = xk_snprintf(path, sizeof(path), "%s/%.*s.%s.cmd", k->source,
+	err = xk_snprintf(path, sizeof(path), "%s/%.*s.%s.cmd", t->src,
 			  (int)(base - obj), obj, base) ?:
 	      xk_read_file(path, &text, NULL);
 	if (err)
@@ -433,7 +482,9 @@ static int recorded_command(const struct xk_kernel *k, const char *obj,
 	*p = '\0';
 	p += strlen(" -c -o ");
 	p += strcspn(p, " ");
-	xk_snprintf(src, src_size, "%s", trim(p));
+	p += strspn(p, " ");
+	/* the source is the next word; objtool may follow after a ';' */
+	xk_snprintf(src, src_size, "%.*s", (int)strcspn(p, " ;"), p);
 	/* drop -Wp,-MMD,... (the dependency file) */
 	p = strstr(line, "-Wp,-MMD,");
 	if (p)
@@ -443,11 +494,10 @@ static int recorded_command(const struct xk_kernel *k, const char *obj,
 	return *cmd ? 0 : -ENOMEM;
 }
 
-static int shell(const struct xk_kernel *k, const char *script,
-		 const char *log)
+static int shell(const struct tree *t, const char *script, const char *log)
 {
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
-	struct xk_cmd cmd = { .argv = argv, .cwd = k->source, .log_path = log };
+	struct xk_cmd cmd = { .argv = argv, .cwd = t->cwd, .log_path = log };
 
 	return xk_run_step("compile", &cmd);
 }
@@ -554,7 +604,7 @@ static int wait_job(struct job *jobs, int *running, const char *log)
 	return pid < 0 ? -errno : 0;
 }
 
-static int build_object(const struct xk_kernel *k, struct xk_constant *c,
+static int build_object(const struct tree *t, struct xk_constant *c,
 			const char *ccvar, int idx, struct xk_build_result *res,
 			struct job *jobs, int *running, int max_jobs,
 			const char *cache_dir, const char *log, bool progress)
@@ -565,21 +615,23 @@ static int build_object(const struct xk_kernel *k, struct xk_constant *c,
 	size_t unit_len;
 	int err;
 
-	err = xk_snprintf(res->base[idx], XK_PATH_MAX, "%s/%s", k->source, obj);
+	err = xk_snprintf(res->base[idx], XK_PATH_MAX, "%s/%s", t->src, obj);
 	if (err)
 		return err;
 	if (!xk_exists(res->base[idx]) ||
-	    recorded_command(k, obj, &cmd, src, sizeof(src))) {
-		const char *argv[] = { "make", "-s", "-C", k->source, ccvar, obj,
-				       NULL };
+	    recorded_command(t, obj, &cmd, src, sizeof(src))) {
+		char mvar[XK_PATH_MAX + 4];
+		const char *argv[] = { "make", "-s", "-C", t->cwd, ccvar,
+				       t->module ? mvar : obj, NULL };
 		struct xk_cmd mk = { .argv = argv, .log_path = log };
 
+		xk_snprintf(mvar, sizeof(mvar), "M=%s", t->src);
 		if (progress)
 			pr_info("building the baseline %s\n", obj);
 		err = xk_run_step("make (baseline object)", &mk);
 		free(cmd);
 		cmd = NULL;
-		err = err ?: recorded_command(k, obj, &cmd, src, sizeof(src));
+		err = err ?: recorded_command(t, obj, &cmd, src, sizeof(src));
 		if (err)
 			return err;
 	}
@@ -591,7 +643,7 @@ static int build_object(const struct xk_kernel *k, struct xk_constant *c,
 		err = xk_snprintf(script, sizeof(script),
 				  "%s -E -fdirectives-only -o %s.tmp %s && mv %s.tmp %s",
 				  cmd, unit_path, src, unit_path, unit_path);
-		err = err ?: shell(k, script, log);
+		err = err ?: shell(t, script, log);
 	}
 	err = err ?: xk_read_file(unit_path, &unit, &unit_len);
 	if (err)
@@ -648,7 +700,7 @@ static int build_object(const struct xk_kernel *k, struct xk_constant *c,
 			posix_spawn_file_actions_t fa;
 
 			posix_spawn_file_actions_init(&fa);
-			posix_spawn_file_actions_addchdir_np(&fa, k->source);
+			posix_spawn_file_actions_addchdir_np(&fa, t->cwd);
 			posix_spawn_file_actions_addopen(&fa, 1, log,
 							 O_WRONLY | O_CREAT | O_APPEND, 0644);
 			posix_spawn_file_actions_adddup2(&fa, 1, 2);
@@ -685,14 +737,19 @@ int xk_build(const struct xk_kernel *k, struct xk_constant *c,
 	if (!OPTS_VALID(opts, xk_build_opts))
 		return xk_err(-EINVAL, "invalid xk_build_opts");
 	memset(res, 0, sizeof(*res));
-	if (!k->source_prepared)
+	struct tree tree;
+
+	if (!k->source_prepared && !c->module_dir[0])
 		return xk_err(-ENOENT, "kernel %s has no prepared source tree: run "
 				       "'xk kernel fetch' (without --no-source)",
 			      k->release);
+	err = tree_of(k, c, &tree);
+	if (err)
+		return xk_err(err, "path too long");
 	if (jobs_max > 64)
 		jobs_max = 64;
 	if (!strcmp(c->kind, "macro"))
-		err = locate_macro(k, c);
+		err = locate_macro(k, &tree, c);
 	else if (!strcmp(c->kind, "literal") || !strcmp(c->kind, "variable"))
 		err = c->file[0] && c->line > 0 && c->text[0] && c->has_def ? 0 :
 		      xk_err(-EINVAL, "%s: a %s needs file=, line=, text= and "
@@ -719,14 +776,14 @@ int xk_build(const struct xk_kernel *k, struct xk_constant *c,
 	res->value[0] = c->def + step;
 	res->value[1] = c->def + 2 * step;
 	res->value[2] = c->def ? c->def * 2 : 7;
-	err = find_objects(k, c, res) ?:
+	err = find_objects(k, &tree, c, res) ?:
 	      kernel_cc_var(k, ccvar, sizeof(ccvar)) ?:
 	      xk_snprintf(cache_dir, sizeof(cache_dir), "%s/xk-build", k->dir) ?:
 	      xk_mkdir_p(cache_dir) ?:
 	      xk_snprintf(log, sizeof(log), "%s/build.log", cache_dir);
 	for (int i = 0; i < res->nr_objects && !err; i++)
-		err = build_object(k, c, ccvar, i, res, jobs, &running, jobs_max,
-				   cache_dir, log, progress);
+		err = build_object(&tree, c, ccvar, i, res, jobs, &running,
+				   jobs_max, cache_dir, log, progress);
 	while (running > 0) {
 		int e = wait_job(jobs, &running, log);
 

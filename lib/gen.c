@@ -238,13 +238,14 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 	if (s->has_store) {
 		struct xk_scope_loc *l = &sp->locs[sp->nr_locs];
 
-		if (s->reg_written[s->st_base]) {
+		if (s->st_base < XK_NR_REGS && s->reg_written[s->st_base]) {
 			span_why(sp, "the store's base register changes in the span");
 			return -ENOTSUP;
 		}
 		l->kind = XK_LOC_MEM;
 		l->base = s->st_base;
 		l->disp = s->st_disp;
+		l->rip_end = s->st_rip_end;
 		l->width = s->st_width;
 		w->loc_expr[sp->nr_locs++] = s->st_val;
 	}
@@ -284,6 +285,51 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 		sp->cls = XK_SPAN_FLAGS;
 	else
 		sp->cls = XK_SPAN_REGISTER;
+	return 0;
+}
+
+/*
+ * Every seed's immediate must be a*N + b before anything else is worth
+ * doing: a division turned into a multiply is refused here, by name.
+ */
+static int precheck_fit(struct func_ctx *c, size_t start, size_t end,
+			struct xk_scope_span *sp)
+{
+	const struct gen_input *in = c->in;
+
+	for (size_t i = start; i <= end; i++) {
+		int64_t y0, y[GEN_FIT_VARIANTS], a, dx, dy;
+		uint64_t m;
+
+		if (!c->seed[i] || !insn_value(&c->base.insn[i], &y0))
+			continue;
+		for (int v = 0; v < GEN_FIT_VARIANTS; v++)
+			if (!insn_value(&c->var[v].insn[c->match[v][i]], &y[v]))
+				return 0;	/* the full fit reports it */
+		m = xk_mask(c->base.insn[i].x86.operands[0].size * 8 ?: 64);
+		dx = in->variant[0].value - in->def;
+		dy = y[0] - y0;
+		if (!dx || dy % dx) {
+			span_why(sp, "+0x%lx %s: the immediate %lld -> %lld for N %lld -> "
+				     "%lld is not a*N+b: not affine in N (e.g. a "
+				     "division turned into a multiply)",
+				 (unsigned long)c->base.insn[i].off, c->base.insn[i].text,
+				 (long long)y0, (long long)y[0], (long long)in->def,
+				 (long long)in->variant[0].value);
+			return -ENOTSUP;
+		}
+		a = dy / dx;
+		if (((uint64_t)(y0 + a * (in->variant[1].value - in->def)) & m) !=
+		    ((uint64_t)y[1] & m)) {
+			span_why(sp, "+0x%lx %s: %lld at N=%lld where a*N+b gives %lld: "
+				     "not affine in N (e.g. a division turned into "
+				     "a multiply)",
+				 (unsigned long)c->base.insn[i].off, c->base.insn[i].text,
+				 (long long)y[1], (long long)in->variant[1].value,
+				 (long long)(y0 + a * (in->variant[1].value - in->def)));
+			return -ENOTSUP;
+		}
+	}
 	return 0;
 }
 
@@ -368,6 +414,11 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 	const struct xk_func_code *vc = &c->var[v];
 	int64_t n = c->in->variant[v].value;
 	ssize_t vs = c->match[v][w->start], ve = c->match[v][w->end + 1];
+
+	/* the span's first instruction may change form: start after the
+	 * instruction before it, which does not */
+	if (vs < 0 && w->start > 0 && c->match[v][w->start - 1] >= 0)
+		vs = c->match[v][w->start - 1] + 1;
 	struct sx_state vsx;
 	uint64_t st = 0x9e3779b97f4a7c15ULL;
 	int err;
@@ -377,7 +428,10 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 			     "that build", (long long)n);
 		return -ENOTSUP;
 	}
-	err = run_span(vc, NULL, vs, ve - 1, &vsx);
+	err = sx_init(&vsx);
+	vsx.all_stores = true;
+	for (ssize_t i = vs; i < ve && !err; i++)
+		err = sx_step(&vsx, &vc->insn[i], false);
 	if (err) {
 		span_why(sp, "check with N=%lld: %s", (long long)n, vsx.why);
 		sx_free(&vsx);
@@ -396,6 +450,7 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 		if (!ve_expr) {
 			span_why(sp, "check with N=%lld: %s is not set by that "
 				     "build's span", (long long)n,
+				 loc->kind == XK_LOC_MEM ? "the memory location" :
 				 xk_gpr_name(loc->kind));
 			err = -ENOTSUP;
 			break;
@@ -870,7 +925,13 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 			struct xk_scope_span *sp)
 {
 	struct xk_scope_span first = *sp;
-	int err = analyse_form(c, start, end, false, sp);
+	int err = precheck_fit(c, start, end, sp);
+
+	if (err) {
+		sp->start = c->base.insn[start].off;
+		return 0;
+	}
+	err = analyse_form(c, start, end, false, sp);
 
 	if (err != -ENOTSUP)
 		return err;
@@ -878,8 +939,13 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 	sp->why[0] = '\0';
 	err = analyse_form(c, start, end, true, sp);
 	if (err == -ENOTSUP) {
-		/* report why the exact form failed: it is the one people read */
+		char inv[sizeof(sp->why)];
+
+		/* both reasons: the exact form's first */
+		xk_strlcpy(inv, sp->why, sizeof(inv));
 		*sp = first;
+		snprintf(sp->why + strlen(sp->why), sizeof(sp->why) - strlen(sp->why),
+			 "; inverse form: %s", inv);
 		err = 0;
 	}
 	return err;
@@ -980,7 +1046,8 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 		struct xk_sym *f = &base.syms[i];
 		bool same = true;
 
-		if (!f->is_func)
+		/* objtool's padding symbols (modules are objtool'd per object) */
+		if (!f->is_func || !strncmp(f->name, "__pfx_", 6))
 			continue;
 		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 			const struct xk_sym *g = f->twin_v[v];
@@ -990,8 +1057,21 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 				   f->sym.st_size))
 				same = false;
 		}
-		if (!same)
+		if (!same && (!f->twin_v[0] || !f->twin_v[1] || !f->twin_v[2])) {
+			struct xk_scope_span *sp;
+
+			/* inlined or dropped in some build: nothing to align */
+			err = add_span(t, &sp);
+			if (!err) {
+				xk_strlcpy(sp->object, in->object, sizeof(sp->object));
+				xk_strlcpy(sp->func, f->name, sizeof(sp->func));
+				sp->func_size = f->sym.st_size;
+				span_why(sp, "the function does not exist in every build "
+					     "(inlined or removed with another value)");
+			}
+		} else if (!same) {
 			err = analyse_function(in, f, t);
+		}
 	}
 out:
 	free(in->jump_labels);

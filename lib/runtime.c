@@ -50,6 +50,7 @@ static void to_ioc_span(const struct xk_scope_span *s, struct xk_ioc_span *d)
 		d->locs[l].base = s->locs[l].base;
 		d->locs[l].disp = s->locs[l].disp;
 		d->locs[l].width = s->locs[l].width;
+		d->locs[l].rip_end = s->locs[l].rip_end;
 		d->locs[l].expr = s->locs[l].expr;
 	}
 	d->nr_exits = s->nr_exits;

@@ -44,7 +44,10 @@ int xk_scope_nr_supported(const struct xk_scope *t)
 
 static void loc_name(const struct xk_scope_loc *l, char *buf, size_t size)
 {
-	if (l->kind == XK_LOC_MEM)
+	if (l->kind == XK_LOC_MEM && l->base == XK_BASE_RIP)
+		snprintf(buf, size, "mem:rip:%lld:%lld", (long long)l->disp,
+			 (long long)l->rip_end);
+	else if (l->kind == XK_LOC_MEM)
 		snprintf(buf, size, "mem:%s:%lld", xk_gpr_name(l->base),
 			 (long long)l->disp);
 	else
@@ -196,9 +199,18 @@ static int parse_loc(struct reader *r, const char *v, struct xk_scope_loc *l)
 		char base[16];
 		long long disp;
 
-		if (sscanf(name + 4, "%15[^:]:%lld", base, &disp) != 2 ||
-		    (l->base = parse_reg(base)) < 0 || l->base >= XK_NR_REGS)
+		long long end;
+
+		if (!strncmp(name + 4, "rip:", 4)) {
+			if (sscanf(name + 8, "%lld:%lld", &disp, &end) != 2 ||
+			    disp < 0 || end < disp + 4)
+				return bad(r, "rip-relative memory location");
+			l->base = XK_BASE_RIP;
+			l->rip_end = end;
+		} else if (sscanf(name + 4, "%15[^:]:%lld", base, &disp) != 2 ||
+			   (l->base = parse_reg(base)) < 0 || l->base >= XK_NR_REGS) {
 			return bad(r, "memory location");
+		}
 		l->kind = XK_LOC_MEM;
 		l->disp = disp;
 	} else if ((l->kind = parse_reg(name)) < 0) {

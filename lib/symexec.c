@@ -318,13 +318,20 @@ int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 			b->v = o1->size * 8;
 		}
 		if (o0->type == X86_OP_MEM) {
-			if (sx_uses_params(b)) {
+			if (sx_uses_params(b) || s->all_stores) {
+				bool rip = o0->mem.base == X86_REG_RIP &&
+					   in->x86.encoding.disp_offset;
+
 				if (o0->mem.index != X86_REG_INVALID ||
-				    xk_gpr(o0->mem.base, NULL, NULL) < 0)
+				    (!rip && xk_gpr(o0->mem.base, NULL, NULL) < 0))
 					return unsupported(s, in, "store through an address the model cannot name");
 				s->has_store = true;
-				s->st_base = xk_gpr(o0->mem.base, NULL, NULL);
-				s->st_disp = o0->mem.disp;
+				s->st_base = rip ? XK_BASE_RIP :
+					     xk_gpr(o0->mem.base, NULL, NULL);
+				/* rip-relative: where the relocated rel32 is */
+				s->st_disp = rip ? (int64_t)(in->off +
+					     in->x86.encoding.disp_offset) : o0->mem.disp;
+				s->st_rip_end = in->off + in->len;
 				s->st_width = w;
 				s->st_val = b;
 				s->st_off = in->off;

@@ -34,6 +34,7 @@ enum xk_reg {
 	XK_R8, XK_R9, XK_R10, XK_R11, XK_R12, XK_R13, XK_R14, XK_R15,
 	XK_NR_REGS,
 	XK_LOC_FLAGS = XK_NR_REGS,	/* a location only: the arithmetic flags */
+	XK_BASE_RIP = XK_NR_REGS + 1,	/* a memory location's base: rip */
 };
 
 enum xk_op {

@@ -40,8 +40,9 @@ enum xk_span_class {
 
 struct xk_scope_loc {
 	int kind;		/* enum xk_reg, XK_LOC_FLAGS or XK_LOC_MEM */
-	int base;		/* XK_LOC_MEM: base register */
-	int64_t disp;
+	int base;		/* XK_LOC_MEM: base register, or XK_BASE_RIP */
+	int64_t disp;		/* rip: offset of the rel32 field in the function */
+	int64_t rip_end;	/* rip: offset of the storing instruction's end */
 	int width;		/* bits */
 	struct xk_expr expr;
 	char text[256];		/* the expression, for people */

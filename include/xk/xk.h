@@ -145,6 +145,7 @@ struct xk_constant {
 	long long def, min, max;
 	bool has_def, has_bounds;
 	char objects[512];	/* space-separated objects; "" to find them */
+	char module_dir[256];	/* an out-of-tree module's directory, or "" */
 	char description[256];
 };
 

@@ -35,10 +35,10 @@ enum xk_mode {
 
 struct xk_ioc_loc {
 	__s32 kind;		/* enum xk_reg, XK_LOC_FLAGS or XK_IOC_LOC_MEM */
-	__s32 base;		/* memory: base register */
-	__s64 disp;
+	__s32 base;		/* memory: base register, or XK_BASE_RIP */
+	__s64 disp;		/* rip: offset in func of the rel32 field */
 	__u32 width;		/* bits written */
-	__u32 pad;
+	__u32 rip_end;		/* rip: offset in func of the insn's end */
 	struct xk_expr expr;
 };
 
