@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xk build + xk gen, end to end on real objects (kpatch-style golden
+ * tests): the golden fixture module (tests/fixtures/golden), compiled with
+ * the target kernel's compiler and flags, and the catalog's constants of the
+ * stock kernel. Each case names the spans that must come out, with their
+ * class and fit, or the refusal that must be reported. Needs the fetched
+ * kernel (scripts/setup.sh); run from the top of the tree.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "unit.h"
+#include "xk/scope.h"
+
+#define GOLDEN "tests/fixtures/golden/golden.conf"
+#define STOCK "catalog/constants.conf"
+
+struct want {
+	const char *func;		/* prefix of the function name */
+	enum xk_span_class cls;
+	long long a, b;			/* fit of the first parameter */
+	const char *why;		/* unsupported: text in the reason */
+};
+
+static struct xk_kernel kernel;
+
+static int gen(const char *catalog, const char *name, struct xk_scope *t)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c;
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	err = xk_catalog_find(catalog, name, &c) ?: xk_build(&kernel, &c, NULL, b) ?:
+	      xk_gen(&kernel, &c, b, t);
+	if (err)
+		printf("#   %s: %s\n", name, xk_last_error());
+	free(b);
+	return err;
+}
+
+/* Every wanted span is found, and nothing else is. */
+static int expect(const char *catalog, const char *name, const struct want *w,
+		  int n)
+{
+	struct xk_scope t;
+	int ok = 1;
+
+	if (gen(catalog, name, &t))
+		return 1;
+	if (t.nr_spans != n) {
+		printf("#   %s: %d spans, want %d\n", name, t.nr_spans, n);
+		ok = 0;
+	}
+	for (int i = 0; i < n && ok; i++) {
+		const struct xk_scope_span *s = NULL;
+
+		for (int j = 0; j < t.nr_spans; j++)
+			if (!strncmp(t.spans[j].func, w[i].func, strlen(w[i].func)))
+				s = &t.spans[j];
+		if (!s) {
+			printf("#   %s: no span in %s\n", name, w[i].func);
+			ok = 0;
+			break;
+		}
+		if (s->cls != w[i].cls) {
+			printf("#   %s: %s is %s, want %s (%s)\n", name, s->func,
+			       xk_span_class_name(s->cls),
+			       xk_span_class_name(w[i].cls), s->why);
+			ok = 0;
+		} else if (s->cls == XK_SPAN_UNSUPPORTED) {
+			if (!strstr(s->why, w[i].why)) {
+				printf("#   %s: reason '%s' lacks '%s'\n", name,
+				       s->why, w[i].why);
+				ok = 0;
+			}
+		} else if (!s->nr_params || s->fit[0][0] != w[i].a ||
+			   s->fit[0][1] != w[i].b) {
+			printf("#   %s: %s fit %lld*N%+lld, want %lld*N%+lld\n",
+			       name, s->func, (long long)s->fit[0][0],
+			       (long long)s->fit[0][1], w[i].a, w[i].b);
+			ok = 0;
+		} else if (s->probe <= s->start || !s->expect_len) {
+			printf("#   %s: %s has no probe point\n", name, s->func);
+			ok = 0;
+		}
+	}
+	xk_scope_free(&t);
+	return !ok;
+}
+
+#define EXPECT(cat, name, ...)                                              \
+	static int name##_spans(void)                                       \
+	{                                                                   \
+		static const struct want w[] = { __VA_ARGS__ };             \
+		return expect(cat, #name, w, sizeof(w) / sizeof(w[0]));      \
+	}
+
+/* golden: < becomes <= N-1; <= stays; folding; strength reduction refused */
+EXPECT(GOLDEN, G_LT, { "golden_lt", XK_SPAN_FLAGS, 1, -1, NULL })
+EXPECT(GOLDEN, G_LE, { "golden_le", XK_SPAN_FLAGS, 1, 0, NULL })
+EXPECT(GOLDEN, G_FOLD, { "golden_fold", XK_SPAN_REGISTER, 4, 3, NULL })
+EXPECT(GOLDEN, G_SCALE, { "golden_scale", XK_SPAN_UNSUPPORTED, 0, 0,
+			  "no immediate carries it" })
+EXPECT(GOLDEN, G_TWICE, { "golden_twice_a", XK_SPAN_REGISTER, 1, 0, NULL },
+			{ "golden_twice_b", XK_SPAN_FLAGS, 1, 0, NULL })
+EXPECT(GOLDEN, G_STORE, { "golden_store", XK_SPAN_MEMORY, 1, 0, NULL })
+EXPECT(GOLDEN, G_DIV, { "golden_div", XK_SPAN_UNSUPPORTED, 0, 0,
+			"not affine in N" })
+EXPECT(GOLDEN, G_INLINE, { "golden_inl_a", XK_SPAN_REGISTER, 1, 0, NULL },
+			 { "golden_inl_b", XK_SPAN_REGISTER, 1, 0, NULL })
+EXPECT(GOLDEN, G_HOLD, { "golden_hold", XK_SPAN_REGISTER, 1, 0, NULL })
+
+/* the stock Debian kernel */
+EXPECT(STOCK, BLK_MAX_REQUEST_COUNT,
+       { "blk_add_rq_to_plug", XK_SPAN_REGISTER, -1, 0, NULL },
+       { "blk_start_plug_nr_ios", XK_SPAN_REGISTER, 1, 0, NULL })
+EXPECT(STOCK, MAX_SOFTIRQ_RESTART, { "handle_softirqs", XK_SPAN_REGISTER, 1, 0, NULL })
+EXPECT(STOCK, MAX_SOFTIRQ_TIME, { "handle_softirqs", XK_SPAN_REGISTER, 1, 0, NULL })
+EXPECT(STOCK, SHRINK_BATCH, { "do_shrink_slab", XK_SPAN_REGISTER, 1, 0, NULL })
+EXPECT(STOCK, HYSTART_MIN_SAMPLES, { "cubictcp_acked", XK_SPAN_FLAGS, 1, -1, NULL })
+EXPECT(STOCK, HYSTART_DELAY_MIN, { "cubictcp_acked", XK_SPAN_REGISTER, 1, 0, NULL })
+EXPECT(STOCK, HYSTART_DELAY_MAX, { "cubictcp_acked", XK_SPAN_REGISTER, 1, 0, NULL })
+EXPECT(STOCK, TCP_BACKLOG_SLACK, { "tcp_add_backlog", XK_SPAN_REGISTER, 1, 0, NULL })
+
+/* the BLK span where 32 -> 64 changes the instruction: checked by value */
+static int blk_span_is_the_sbb_sequence(void)
+{
+	struct xk_scope t;
+	int found = 0;
+
+	CHECK(gen(STOCK, "BLK_MAX_REQUEST_COUNT", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+		/* cmp $1,%cl; sbb %eax,%eax; and $-N,%eax; add $2N,%eax */
+		static const uint8_t seq[] = { 0x80, 0xf9, 0x01, 0x19, 0xc0, 0x83,
+					       0xe0, 0xe0, 0x83, 0xc0, 0x40 };
+
+		if (strcmp(s->func, "blk_add_rq_to_plug"))
+			continue;
+		found = 1;
+		CHECK(s->expect_len >= sizeof(seq));
+		CHECK(!memcmp(s->expect, seq, sizeof(seq)));
+		CHECK(s->nr_params == 2 && s->fit[1][0] == 2 && s->fit[1][1] == 0);
+		CHECK(s->nr_locs == 1 && s->locs[0].kind == XK_RAX);
+		CHECK(s->locs[0].width == 16);	/* only ax is read after */
+	}
+	xk_scope_free(&t);
+	CHECK(found);
+	return 0;
+}
+
+static int unknown_constant_is_named(void)
+{
+	struct xk_constant c;
+
+	CHECK(xk_catalog_find(STOCK, "NO_SUCH_CONSTANT", &c) == -ENOENT);
+	CHECK(strstr(xk_last_error(), "NO_SUCH_CONSTANT"));
+	return 0;
+}
+
+static int uncatalogued_macro_is_located(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c = { .name = "BLK_MAX_REQUEST_COUNT", .kind = "macro" };
+	int err;
+
+	CHECK(b);
+	err = xk_build(&kernel, &c, NULL, b);
+	free(b);
+	CHECK(err == 0);
+	CHECK(!strcmp(c.file, "block/blk.h"));
+	CHECK(c.def == 32 && c.line > 0);
+	return 0;
+}
+
+static int missing_macro_is_refused(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c = { .name = "XK_NOT_A_MACRO_ANYWHERE", .kind = "macro" };
+	int err;
+
+	CHECK(b);
+	err = xk_build(&kernel, &c, NULL, b);
+	free(b);
+	CHECK(err == -ENOENT);
+	CHECK(strstr(xk_last_error(), "no #define of it"));
+	return 0;
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
+		T(G_TWICE_spans), T(G_STORE_spans), T(G_DIV_spans),
+		T(G_INLINE_spans), T(G_HOLD_spans),
+		T(BLK_MAX_REQUEST_COUNT_spans), T(MAX_SOFTIRQ_RESTART_spans),
+		T(MAX_SOFTIRQ_TIME_spans), T(SHRINK_BATCH_spans),
+		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
+		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
+		T(blk_span_is_the_sbb_sequence), T(unknown_constant_is_named),
+		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
+	};
+	XK_OPTS(xk_kernel_opts, o, .offline = true);
+
+	if (xk_kernel_find(&o, &kernel) || !kernel.source_prepared) {
+		printf("Bail out! no prepared kernel in the cache: %s\n",
+		       xk_last_error());
+		return 1;
+	}
+	return unit_main("gen", tests, sizeof(tests) / sizeof(tests[0]));
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The scope table's one parser and the update programs' one interpreter:
+ * a written table reads back equal; malformed tables are refused with the
+ * line named; invalid programs never validate; the flags the interpreter
+ * computes are those this CPU computes.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "unit.h"
+#include "xk/scope.h"
+
+static void sample(struct xk_scope *t, struct xk_scope_span *s)
+{
+	memset(t, 0, sizeof(*t));
+	memset(s, 0, sizeof(*s));
+	snprintf(t->constant, sizeof(t->constant), "TEST_CONST");
+	snprintf(t->kind, sizeof(t->kind), "macro");
+	snprintf(t->source, sizeof(t->source), "x/y.h:3");
+	snprintf(t->release, sizeof(t->release), "6.12.0-test");
+	snprintf(t->version, sizeof(t->version), "6.12.0-1");
+	t->def = 32;
+	t->min = 1;
+	t->max = 512;
+	snprintf(s->object, sizeof(s->object), "block/blk-mq.o");
+	snprintf(s->func, sizeof(s->func), "blk_add_rq_to_plug");
+	s->func_size = 391;
+	s->cls = XK_SPAN_REGISTER;
+	s->start = 0x23;
+	s->probe = 0x2e;
+	s->expect_len = 14;
+	for (int i = 0; i < 14; i++) {
+		s->expect[i] = 0x80 + i;
+		s->expect_mask[i] = i == 5 ? 0 : 0xff;
+	}
+	s->nr_params = 1;
+	s->fit[0][0] = 2;
+	s->fit[0][1] = -1;
+	s->nr_locs = 1;
+	s->locs[0].kind = XK_RAX;
+	s->locs[0].width = 16;
+	s->locs[0].expr.len = 3;
+	s->locs[0].expr.insn[0] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64, .reg = XK_RCX };
+	s->locs[0].expr.insn[1] = (struct xk_expr_insn){ .op = XK_OP_PARAM, .width = 64, .imm = 2, .imm2 = -1 };
+	s->locs[0].expr.insn[2] = (struct xk_expr_insn){ .op = XK_OP_ADD, .width = 32 };
+	s->nr_exits = 2;
+	s->exits[0] = 0x3c;
+	s->exits[1] = 0xa2;
+	s->escapes = XK_ESCAPE_CALL;
+	s->slice_len = 4;
+	t->nr_spans = 1;
+	t->spans = s;
+}
+
+static char path[64];
+
+static int write_sample(void)
+{
+	struct xk_scope t;
+	struct xk_scope_span s;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/xk-scope-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	sample(&t, &s);
+	return xk_scope_write(&t, path);
+}
+
+static int round_trip(void)
+{
+	struct xk_scope t, r;
+	struct xk_scope_span s;
+
+	CHECK(write_sample() == 0);
+	sample(&t, &s);
+	CHECK(xk_scope_read(path, &r) == 0);
+	CHECK(!strcmp(r.constant, "TEST_CONST") && r.def == 32 && r.max == 512);
+	CHECK(r.nr_spans == 1);
+	CHECK(r.spans[0].probe == 0x2e && r.spans[0].start == 0x23);
+	CHECK(r.spans[0].expect_len == 14 && r.spans[0].expect_mask[5] == 0);
+	CHECK(!memcmp(r.spans[0].expect, s.expect, 5));
+	CHECK(r.spans[0].fit[0][0] == 2 && r.spans[0].fit[0][1] == -1);
+	CHECK(r.spans[0].locs[0].width == 16);
+	CHECK(!memcmp(&r.spans[0].locs[0].expr, &s.locs[0].expr,
+		      sizeof(s.locs[0].expr)));
+	CHECK(r.spans[0].nr_exits == 2 && r.spans[0].exits[1] == 0xa2);
+	CHECK(r.spans[0].escapes == XK_ESCAPE_CALL);
+	xk_scope_free(&r);
+	unlink(path);
+	return 0;
+}
+
+/* Replaces the first line starting with `key` and expects a refusal. */
+static int refuse_with(const char *key, const char *line, const char *msg)
+{
+	char *text, *at, *end, *bad;
+	struct xk_scope r;
+	int err;
+
+	if (write_sample() || xk_read_file(path, &text, NULL))
+		return 1;
+	at = strstr(text, key);
+	if (!at)
+		return 1;
+	end = strchr(at, '\n');
+	if (asprintf(&bad, "%.*s%s%s", (int)(at - text), text, line, end) < 0)
+		return 1;
+	xk_write_file(path, bad, strlen(bad), 0644);
+	err = xk_scope_read(path, &r);
+	free(text);
+	free(bad);
+	unlink(path);
+	if (err != -EINVAL) {
+		printf("#   '%s' was accepted\n", line);
+		return 1;
+	}
+	if (!strstr(xk_last_error(), msg)) {
+		printf("#   error '%s' lacks '%s'\n", xk_last_error(), msg);
+		return 1;
+	}
+	return 0;
+}
+
+static int malformed_tables_are_refused(void)
+{
+	CHECK(!refuse_with("xkernel-scope-table", "xkernel-scope-table 99", "version 99"));
+	CHECK(!refuse_with("probe", "probe 0x10", "probe offset"));
+	CHECK(!refuse_with("bounds", "bounds 40 10", "bounds"));
+	CHECK(!refuse_with("loc ", "loc rax 32 add:32:0:0:0", "invalid program"));
+	CHECK(!refuse_with("loc ", "loc rzz 32 const:32:0:1:0", "unknown location"));
+	CHECK(!refuse_with("loc ", "loc rax 32 jump:32:0:1:0", "unknown program operation"));
+	CHECK(!refuse_with("expect", "expect zz", "expected bytes"));
+	CHECK(!refuse_with("class", "class guessed", "unknown class"));
+	return 0;
+}
+
+static int missing_table_names_the_path(void)
+{
+	struct xk_scope r;
+
+	CHECK(xk_scope_read("/nonexistent/x.scope", &r) == -ENOENT);
+	CHECK(strstr(xk_last_error(), "/nonexistent/x.scope"));
+	return 0;
+}
+
+static int programs_validate(void)
+{
+	struct xk_expr e = { .len = 1 };
+
+	e.insn[0] = (struct xk_expr_insn){ .op = XK_OP_CONST, .width = 64, .imm = 5 };
+	CHECK(xk_expr_validate(&e) == 0);
+	e.insn[0].width = 12;
+	CHECK(xk_expr_validate(&e) == -EINVAL);		/* bad width */
+	e.insn[0] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64, .reg = 16 };
+	CHECK(xk_expr_validate(&e) == -EINVAL);		/* no such register */
+	e.insn[0] = (struct xk_expr_insn){ .op = XK_OP_SUB, .width = 64 };
+	CHECK(xk_expr_validate(&e) == -EINVAL);		/* stack underflow */
+	e.len = 0;
+	CHECK(xk_expr_validate(&e) == -EINVAL);
+	e.len = XK_EXPR_MAX_INSNS + 1;
+	CHECK(xk_expr_validate(&e) == -EINVAL);
+	return 0;
+}
+
+/* The BLK span's program: (-(cl < 1) & -N) + 2N, at N = 4 and 32. */
+static int blk_program_computes_what_a_build_would(void)
+{
+	struct xk_expr e = { .len = 0 };
+	__u64 regs[XK_NR_REGS] = { 0 };
+#define I(...) (e.insn[e.len++] = (struct xk_expr_insn){ __VA_ARGS__ })
+	I(.op = XK_OP_REG, .width = 8, .reg = XK_RCX);
+	I(.op = XK_OP_CONST, .width = 8, .imm = 1);
+	I(.op = XK_OP_LTU, .width = 8);
+	I(.op = XK_OP_NEG, .width = 32);
+	I(.op = XK_OP_PARAM, .width = 32, .imm = -1, .imm2 = 0);
+	I(.op = XK_OP_AND, .width = 32);
+	I(.op = XK_OP_PARAM, .width = 32, .imm = 2, .imm2 = 0);
+	I(.op = XK_OP_ADD, .width = 32);
+#undef I
+	CHECK(xk_expr_validate(&e) == 0);
+	regs[XK_RCX] = 0;		/* multiple_queues false: cl < 1 */
+	CHECK(xk_expr_eval(&e, regs, 32) == 32);
+	CHECK(xk_expr_eval(&e, regs, 4) == 4);
+	regs[XK_RCX] = 1;		/* multiple queues: 2N */
+	CHECK(xk_expr_eval(&e, regs, 32) == 64);
+	CHECK(xk_expr_eval(&e, regs, 128) == 256);
+	return 0;
+}
+
+static uint64_t cpu_flags_cmp(uint64_t a, uint64_t b, int w)
+{
+	uint64_t f;
+
+	switch (w) {
+	case 8: asm("cmpb %b2, %b1; pushfq; popq %0" : "=r"(f) : "q"(a), "q"(b) : "cc"); break;
+	case 16: asm("cmpw %w2, %w1; pushfq; popq %0" : "=r"(f) : "r"(a), "r"(b) : "cc"); break;
+	case 32: asm("cmpl %k2, %k1; pushfq; popq %0" : "=r"(f) : "r"(a), "r"(b) : "cc"); break;
+	default: asm("cmpq %2, %1; pushfq; popq %0" : "=r"(f) : "r"(a), "r"(b) : "cc"); break;
+	}
+	return f & XK_EFLAGS_ARITH;
+}
+
+static int flags_match_the_cpu(void)
+{
+	static const uint64_t v[] = { 0, 1, 2, 7, 0x7f, 0x80, 0xff, 0x7fff, 0x8000,
+				      0xffff, 0x7fffffff, 0x80000000, 0xffffffff,
+				      0x123456789, 0x8000000000000000ULL, ~0ULL };
+	static const int widths[] = { 8, 16, 32, 64 };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
+			for (int k = 0; k < 4; k++) {
+				uint64_t want = cpu_flags_cmp(v[i], v[j], widths[k]);
+				uint64_t got = xk_flags_sub(v[i], v[j], widths[k]);
+
+				if (want != got) {
+					printf("#   cmp %#llx, %#llx /%d: cpu %#llx, xk %#llx\n",
+					       (unsigned long long)v[i],
+					       (unsigned long long)v[j], widths[k],
+					       (unsigned long long)want,
+					       (unsigned long long)got);
+					return 1;
+				}
+			}
+	return 0;
+}
+
+UNIT_MAIN("scope",
+	  T(round_trip),
+	  T(malformed_tables_are_refused),
+	  T(missing_table_names_the_path),
+	  T(programs_validate),
+	  T(blk_program_computes_what_a_build_would),
+	  T(flags_match_the_cpu))
