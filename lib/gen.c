@@ -666,6 +666,15 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 
 		sp->expect_mask[b] = masked ? 0 : 0xff;
 	}
+	/* a relocated call or jump may be rewritten whole at boot or load:
+	 * return thunks become ret, retpolines indirect calls, __fentry__ a
+	 * nop; only the other instructions are compared */
+	for (i = w->start; i <= p; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+
+		if ((in->is_call || in->is_branch || in->is_ret) && in->has_reloc)
+			memset(sp->expect_mask + (in->off - sp->start), 0, in->len);
+	}
 	/* a jump (5 bytes) fits: no branch, call, rip-relative or target in it */
 	sp->optimizable = true;
 	win_end = pi->off + 5;

@@ -35,6 +35,20 @@ for t in build/tests/test_*; do
 	[ -x "$t" ] && suite "unit-$(basename "$t")" "$t"
 done
 suite cli tests/cli/run.sh
+
+# the guest tests load scope tables made here, on the host
+prepare_tables() {
+	local c
+	for c in BLK_MAX_REQUEST_COUNT SHRINK_BATCH; do
+		build/xk -q gen "$c" >/dev/null || return 1
+	done
+	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD; do
+		build/xk -q gen --catalog tests/fixtures/golden/golden.conf "$c" \
+			>/dev/null || return 1
+	done
+	echo "ok - scope tables for the guest tests"
+}
+suite tables prepare_tables
 suite guest build/xk vm run --timeout 1800 -- tests/guest/run.sh
 
 echo "$passed passed, $failed failed"

@@ -7,3 +7,13 @@ MODULE=$XK_TOP/kmod/xkernel.ko
 fail() { echo "FAIL: $*"; exit 1; }
 expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 log() { echo "$*"; }
+GOLDEN_KO=$XK_TOP/tests/fixtures/golden/xk_golden.ko
+GOLDEN=/sys/kernel/debug/xk_golden
+# a kprobe still registered by xkernel? (kprobes/list names the module)
+probes_left() { grep -c '\[xkernel\]\|xk_golden\|blk_add_rq_to_plug\|blk_start_plug_nr_ios\|do_shrink_slab' /sys/kernel/debug/kprobes/list; }
+cleanup_xk() {
+	$XK unload --all >/dev/null 2>&1
+	rmmod xk_golden 2>/dev/null
+	for _ in 1 2 3 4 5; do rmmod xkernel 2>/dev/null && break; sleep 0.2; done
+	true
+}

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Bad input is refused with the cause named and nothing left behind: a
+# table from another build (a byte changed), a value out of bounds, an
+# unknown constant, a malformed table, a caller without CAP_SYS_ADMIN.
+. "$(dirname "$0")/lib.sh"
+trap cleanup_xk EXIT
+dir=$($XK kernel info --field dir)
+tbl=$dir/scopes/BLK_MAX_REQUEST_COUNT.scope
+[ -f "$tbl" ] || fail "no scope table $tbl (xk gen BLK_MAX_REQUEST_COUNT)"
+
+# another build: flip the first expected byte of the second span
+awk '/^span 1$/ { s = 1 } s && /^expect / && !done { $2 = "90"; done = 1 } { print }' \
+	"$tbl" > /tmp/other.scope
+out=$($XK load /tmp/other.scope --value 4 2>&1) && fail "a table of another build loaded"
+echo "$out" | grep -Eq "blk_start_plug_nr_ios\+0x[0-9a-f]+ holds [0-9a-f]{2} where the table expects 90" ||
+	fail "refusal does not name the location: $out"
+[ "$(probes_left)" = 0 ] || fail "a refused load left probes"
+
+out=$($XK load "$tbl" --value 100000 2>&1) && fail "out-of-bounds value loaded"
+echo "$out" | grep -q "value 100000 is out of bounds \[1, 512\]" || fail "bounds: $out"
+
+out=$($XK set NO_SUCH_CONSTANT=3 2>&1) && fail "unknown constant accepted"
+echo "$out" | grep -q "unknown constant 'NO_SUCH_CONSTANT'" || fail "unknown: $out"
+
+printf 'xkernel-scope-table 1\nconstant X\n' > /tmp/bad.scope
+out=$($XK load /tmp/bad.scope 2>&1) && fail "malformed table loaded"
+echo "$out" | grep -q "malformed scope table" || fail "malformed: $out"
+
+$XK load "$tbl" || fail "load"
+chmod 0666 /dev/xkernel
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $XK status 2>&1) &&
+	fail "a non-root caller read the status"
+echo "$out" | grep -q "CAP_SYS_ADMIN" || fail "non-root: $out"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $XK set BLK_MAX_REQUEST_COUNT=4 2>&1) &&
+	fail "a non-root caller changed a value"
+expect_eq "value after refusals" "$($XK -j status | jq '.[0].value')" 32
+log "other build, bounds, unknown, malformed and non-root refused"

@@ -1,0 +1,40 @@
+#!/bin/bash
+# The golden fixture retuned live behaves as if recompiled with the new
+# values: compares (< and <=), a folded constant, a constant used in two
+# functions, a store to memory, an inlined helper. Expected results are
+# computed here from the C source's expressions.
+. "$(dirname "$0")/lib.sh"
+trap cleanup_xk EXIT
+insmod "$GOLDEN_KO" || fail "insmod xk_golden"
+line() { grep "^x=$1 " $GOLDEN/probe; }
+field() { line "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+expect_field() { expect_eq "x=$1 $2" "$(field "$1" "$2")" "$3"; }
+
+# compiled-in: G_LT 10, G_LE 20, G_FOLD 12, G_TWICE 77, G_STORE 1000, G_INLINE 300
+expect_field 5 lt 1
+expect_field 25 le 4
+expect_field 5 fold $((5 + 12 * 4 + 3))
+expect_field 5 store 1000
+
+LT=3 LE=30 FOLD=100 TWICE=5 STORE=4242 INL=10
+$XK set G_LT=$LT || fail "set G_LT"
+$XK set G_LE=$LE || fail "set G_LE"
+$XK set G_FOLD=$FOLD || fail "set G_FOLD"
+$XK set G_TWICE=$TWICE || fail "set G_TWICE"
+$XK set G_STORE=$STORE || fail "set G_STORE"
+$XK set G_INLINE=$INL || fail "set G_INLINE"
+$XK status
+for x in 5 15 25 1000; do
+	expect_field $x lt $([ $x -lt $LT ] && echo 1 || echo 2)
+	expect_field $x le $([ $x -le $LE ] && echo 3 || echo 4)
+	expect_field $x fold $((x + FOLD * 4 + 3))
+	expect_field $x twice "$((x ^ TWICE)),$([ $x -gt $TWICE ] && echo 1 || echo 0)"
+	expect_field $x store $STORE
+	inl() { [ "$1" -gt $INL ] && echo $INL || echo "$1"; }
+	expect_field $x inline "$(( $(inl $x) + 1 )),$(inl $((x * 3)))"
+done
+$XK unload --all
+expect_field 5 lt 1
+expect_field 5 fold $((5 + 12 * 4 + 3))
+[ "$(probes_left)" = 0 ] || fail "probes left after unload"
+log "six constants of the golden module retuned and restored"
