@@ -29,7 +29,8 @@ struct xk_span {
 	struct kprobe rewrite;		/* at the probe point */
 	struct kprobe entry;		/* at the span start (global mode) */
 	struct xk_exit_probe exit[XK_MAX_EXITS];
-	unsigned long start_addr, end_addr;	/* safe span, for stack scans */
+	unsigned long start_addr;	/* the critical span's first byte */
+	unsigned long func_addr;	/* the function's (safe-span ranges) */
 	unsigned long mem_addr[XK_MAX_LOCS];	/* rip-relative locations */
 	atomic64_t hits;
 	bool rewrite_registered, entry_registered;

@@ -69,6 +69,14 @@ static int check_desc(const struct xk_ioc_span *d, int idx, char *error)
 			return xk_error(error, "span %d (%s): invalid update program",
 					idx, d->func), -EINVAL;
 	}
+	if (d->nr_ranges > XK_MAX_RANGES)
+		return xk_error(error, "span %d (%s): %u ranges", idx, d->func,
+				d->nr_ranges), -EINVAL;
+	for (i = 0; i < d->nr_ranges; i++)
+		if (d->ranges[i][0] >= d->ranges[i][1] ||
+		    d->ranges[i][1] > d->func_size)
+			return xk_error(error, "span %d (%s): safe-span range "
+					"outside the function", idx, d->func), -EINVAL;
 	for (i = 0; i < d->nr_exits; i++)
 		if (d->exits[i] <= d->start || d->exits[i] > d->func_size)
 			return xk_error(error, "span %d (%s): exit +%#llx outside the "
@@ -110,12 +118,7 @@ static int validate_span(struct xk_span *s, int idx, char *error)
 				"expects a %llu-byte function (another build?)", idx,
 				d->func, d->probe, sym, d->func_size), -ESTALE;
 	s->start_addr = (unsigned long)s->rewrite.addr - (d->probe - d->start);
-	s->end_addr = s->start_addr;
-	for (i = 0; i < d->nr_exits; i++)
-		s->end_addr = max_t(unsigned long, s->end_addr,
-				    s->start_addr - d->start + d->exits[i]);
-	if (s->end_addr == s->start_addr)
-		s->end_addr = s->start_addr - d->start + d->func_size;
+	s->func_addr = s->start_addr - d->start;
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
 				d->func, d->start), -EFAULT;

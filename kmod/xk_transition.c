@@ -79,11 +79,24 @@ fail:
 	return -EINVAL;
 }
 
+/*
+ * Is a stack entry inside a safe span? Return addresses point after the
+ * call, so an ip equal to a range's end still belongs to it.
+ */
 static bool in_some_span(struct xk_const *c, unsigned long ip)
 {
-	for (int i = 0; i < c->nr_spans; i++)
-		if (ip >= c->spans[i].start_addr && ip < c->spans[i].end_addr)
-			return true;
+	for (int i = 0; i < c->nr_spans; i++) {
+		const struct xk_span *s = &c->spans[i];
+		unsigned long off = ip - s->func_addr;
+
+		if (ip < s->func_addr || off > s->desc.func_size)
+			continue;
+		for (u32 r = 0; r < s->desc.nr_ranges; r++)
+			if (off > s->desc.ranges[r][0] && off <= s->desc.ranges[r][1])
+				return true;
+		if (!s->desc.nr_ranges && off >= s->desc.start)
+			return true;	/* no ranges: to the end, conservatively */
+	}
 	return false;
 }
 

@@ -881,6 +881,28 @@ static int slice_forward(struct func_ctx *c, struct xk_scope_span *sp,
 	sp->slice_len = 0;
 	for (size_t i = 0; i < n; i++)
 		sp->slice_len += in_slice[i];
+	/* where a thread holds derived data: the critical span, then every
+	 * instruction reached with taint live, as ranges of offsets */
+	sp->nr_ranges = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool live = (c->base.insn[i].off >= sp->start && i <= probe_idx) ||
+			    in_state[i].regs || in_state[i].nr_slots;
+		uint64_t from = c->base.insn[i].off;
+		uint64_t to = from + c->base.insn[i].len;
+
+		if (!live)
+			continue;
+		if (sp->nr_ranges && sp->ranges[sp->nr_ranges - 1][1] == from) {
+			sp->ranges[sp->nr_ranges - 1][1] = to;
+		} else if (sp->nr_ranges < XK_SCOPE_MAX_RANGES) {
+			sp->ranges[sp->nr_ranges][0] = from;
+			sp->ranges[sp->nr_ranges++][1] = to;
+		} else {
+			/* too fragmented: one conservative range to the end */
+			sp->ranges[sp->nr_ranges - 1][1] = c->fb->sym.st_size;
+			break;
+		}
+	}
 	sp->nr_exits = 0;
 	for (size_t i = 0; i <= n && sp->nr_exits < XK_SCOPE_MAX_EXITS; i++)
 		if (is_exit[i])

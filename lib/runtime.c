@@ -55,6 +55,8 @@ static void to_ioc_span(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	}
 	d->nr_exits = s->nr_exits;
 	memcpy(d->exits, s->exits, sizeof(d->exits));
+	d->nr_ranges = s->nr_ranges;
+	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 }
 
 int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,

@@ -99,6 +99,10 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	fputs("safe", f);
 	for (int i = 0; i < s->nr_exits; i++)
 		fprintf(f, " 0x%llx", (unsigned long long)s->exits[i]);
+	fputs("\nranges", f);
+	for (int i = 0; i < s->nr_ranges; i++)
+		fprintf(f, " 0x%llx-0x%llx", (unsigned long long)s->ranges[i][0],
+			(unsigned long long)s->ranges[i][1]);
 	fprintf(f, "\nescapes%s%s%s%s\n", s->escapes ? "" : " none",
 		s->escapes & XK_ESCAPE_STORE ? " store" : "",
 		s->escapes & XK_ESCAPE_CALL ? " call" : "",
@@ -376,6 +380,20 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 					return bad(r, "too many safe-span exits");
 				s->exits[s->nr_exits++] = x;
 				p = endp;
+			}
+		} else if (!strncmp(r->cur, "ranges", 6)) {
+			char *p = r->cur + 6;
+			unsigned long long a, b;
+			int used;
+
+			s->nr_ranges = 0;
+			while (sscanf(p, " %llx-%llx%n", &a, &b, &used) == 2) {
+				if (s->nr_ranges == XK_SCOPE_MAX_RANGES || a >= b ||
+				    b > s->func_size)
+					return bad(r, "safe-span range");
+				s->ranges[s->nr_ranges][0] = a;
+				s->ranges[s->nr_ranges++][1] = b;
+				p += used;
 			}
 		} else if (!strncmp(r->cur, "escapes", 7)) {
 			s->escapes = (strstr(r->cur, "store") ? XK_ESCAPE_STORE : 0) |

@@ -22,6 +22,7 @@
 #define XK_SCOPE_MAX_LOCS 2
 #define XK_SCOPE_MAX_PARAMS 8
 #define XK_SCOPE_MAX_EXITS 16
+#define XK_SCOPE_MAX_RANGES 16
 
 enum xk_span_class {
 	XK_SPAN_UNSUPPORTED = 0,
@@ -65,6 +66,8 @@ struct xk_scope_span {
 	struct xk_scope_loc locs[XK_SCOPE_MAX_LOCS];
 	int nr_exits;
 	uint64_t exits[XK_SCOPE_MAX_EXITS];	/* safe span ends here */
+	int nr_ranges;
+	uint64_t ranges[XK_SCOPE_MAX_RANGES][2];	/* safe span: [from, to) */
 	uint32_t escapes;
 	uint32_t slice_len;	/* instructions in the safe span */
 	char why[256];		/* unsupported: the reason */

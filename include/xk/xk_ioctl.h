@@ -24,6 +24,7 @@
 #define XK_MAX_EXPECT 64
 #define XK_MAX_LOCS 2
 #define XK_MAX_EXITS 16
+#define XK_MAX_RANGES 16
 
 /* how a new value takes effect */
 enum xk_mode {
@@ -55,6 +56,9 @@ struct xk_ioc_span {
 	__u32 nr_exits;
 	__u32 pad;
 	__u64 exits[XK_MAX_EXITS];	/* safe span ends before these */
+	__u32 nr_ranges;
+	__u32 pad2;
+	__u64 ranges[XK_MAX_RANGES][2];	/* safe span: [from, to) in func */
 };
 
 struct xk_ioc_version {
