@@ -2,8 +2,32 @@
 # SPDX-License-Identifier: GPL-2.0
 # The guest half of scripts/demo.sh.
 set -euo pipefail
-echo "== guest kernel: $(uname -r) ($(grep -o 'Debian [^ ]*' /proc/version))"
-echo "== kprobes enabled: $(cat /sys/kernel/debug/kprobes/enabled)"
-insmod kmod/xkernel.ko
-echo "== xkernel.ko loaded: $(ls -l /dev/xkernel)"
-rmmod xkernel
+XK=build/xk
+echo "guest kernel: $(uname -r) ($(grep -o 'Debian [^ ]*~deb[^ ]*' /proc/version)), kprobes enabled: $(cat /sys/kernel/debug/kprobes/enabled)"
+modprobe null_blk nr_devices=1 max_sectors=8
+echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
+T=/sys/kernel/tracing
+echo 16384 > $T/buffer_size_kb
+run() {
+	echo 3 > /proc/sys/vm/drop_caches
+	echo > $T/trace
+	echo 1 > $T/events/block/block_unplug/enable
+	local t0 t1
+	t0=$(date +%s%N)
+	dd if=/dev/nullb0 of=/dev/null bs=1M count=64 2>/dev/null
+	t1=$(date +%s%N)
+	echo 0 > $T/events/block/block_unplug/enable
+	printf '  %-34s %5d plug flushes (block:block_unplug), dd %4d ms\n' "$1" \
+		"$(grep -c block_unplug $T/trace)" $(( (t1 - t0) / 1000000 ))
+}
+echo "workload: dd 64 MiB from null_blk (4 KiB requests), readahead 1 MiB"
+run "compiled-in value 32:"
+$XK load BLK_MAX_REQUEST_COUNT --value 4
+run "retuned live to 4:"
+$XK set BLK_MAX_REQUEST_COUNT=128
+run "retuned live to 128:"
+$XK status
+$XK unload BLK_MAX_REQUEST_COUNT
+run "after unload (32 again):"
+echo "kernel log:"
+dmesg | grep 'xkernel: \(load\|set\|unload\)' | sed 's/^/  /'

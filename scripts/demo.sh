@@ -1,7 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The main job (README): the stock Debian kernel in the guest, with kprobes,
-# and xkernel.ko loaded into it. Grows into the live retune as the runtime lands.
+#
+# The main job: retune BLK_MAX_REQUEST_COUNT live in Debian's stock kernel.
+#   1. analyse the constant offline (xk gen: objects rebuilt, spans found);
+#   2. boot the stock kernel under QEMU and, inside it, run a block workload
+#      (dd on null_blk) at the compiled-in value, then at 4 and 128 set live,
+#      then after unload: the plug flush counts show the effect.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "== offline: analysing BLK_MAX_REQUEST_COUNT in the stock kernel's objects"
+build/xk gen --explain BLK_MAX_REQUEST_COUNT
+echo
+echo "== online: booting $(build/xk kernel info --field release) under QEMU"
 exec build/xk vm run --timeout 900 -- scripts/demo-guest.sh

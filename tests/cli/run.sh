@@ -10,7 +10,7 @@ XK=build/xk
 help_pages() {
 	local topic
 	for topic in "" kernel "kernel fetch" "kernel info" vm "vm run" \
-		"vm shell" help version; do
+		"vm shell" build gen load set unload status help version; do
 		# shellcheck disable=SC2086
 		out=$($XK help $topic) || die "no help page for '$topic'"
 		expect_match "help $topic" "$out" "^NAME"
