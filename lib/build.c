@@ -635,10 +635,19 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 		if (err)
 			return err;
 	}
-	/* the unit with includes expanded, definitions kept */
-	err = xk_snprintf(unit_path, sizeof(unit_path), "%s/%016llx.i", cache_dir,
-			  (unsigned long long)fnv1a(0xcbf29ce484222325ULL, cmd,
-						    strlen(cmd)));
+	/* the unit with includes expanded, definitions kept; keyed by the
+	 * command and the baseline object, so a rebuilt source makes a new one */
+	{
+		struct stat st;
+		uint64_t h = fnv1a(0xcbf29ce484222325ULL, cmd, strlen(cmd));
+
+		if (stat(res->base[idx], &st))
+			return xk_err(-errno, "no baseline object %s", res->base[idx]);
+		h = fnv1a(h, &st.st_mtim, sizeof(st.st_mtim));
+		h = fnv1a(h, &st.st_size, sizeof(st.st_size));
+		err = xk_snprintf(unit_path, sizeof(unit_path), "%s/%016llx.i",
+				  cache_dir, (unsigned long long)h);
+	}
 	if (!err && !xk_exists(unit_path)) {
 		err = xk_snprintf(script, sizeof(script),
 				  "%s -E -fdirectives-only -o %s.tmp %s && mv %s.tmp %s",
@@ -775,7 +784,9 @@ int xk_build(const struct xk_kernel *k, struct xk_constant *c,
 	step = llabs(c->def) / 8 ?: 1;
 	res->value[0] = c->def + step;
 	res->value[1] = c->def + 2 * step;
-	res->value[2] = c->def ? c->def * 2 : 7;
+	/* twice the default, or farther if that is one of the fit values */
+	res->value[2] = c->def * 2 > c->def + 3 * step ? c->def * 2 :
+			c->def + 4 * step;
 	err = find_objects(k, &tree, c, res) ?:
 	      kernel_cc_var(k, ccvar, sizeof(ccvar)) ?:
 	      xk_snprintf(cache_dir, sizeof(cache_dir), "%s/xk-build", k->dir) ?:
@@ -791,6 +802,14 @@ int xk_build(const struct xk_kernel *k, struct xk_constant *c,
 			err = e;
 		if (e == -ECHILD)
 			break;
+	}
+	/* the baselines must be the shipped code, function by function */
+	for (int i = 0; i < res->nr_objects && !err && !tree.module &&
+			!OPTS_GET(opts, skip_identity, false); i++) {
+		int checked = 0;
+
+		err = xk_identity_check(k, res->base[i], res->object[i], &checked);
+		res->identical += checked;
 	}
 	res->seconds = xk_now() - t0;
 	return err;

@@ -28,6 +28,10 @@ struct gen_input {
 /* Appends the spans found in one object to the table. */
 int gen_object(const struct gen_input *in, struct xk_scope *t);
 int gen_collect_jump_labels(struct xk_obj *o, struct gen_input *in);
+/* Compares a baseline object with the shipped kernel; -ESTALE names the
+ * functions that differ. */
+int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
+		      const char *obj_name, int *checked);
 bool gen_jump_label_at(const struct gen_input *in, const struct xk_sym *f,
 		       uint64_t off);
 

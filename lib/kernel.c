@@ -540,6 +540,52 @@ static int prepare_source(struct xk_kernel *k)
 	return err ?: stamp(k, "prepare");
 }
 
+/*
+ * What the identity check compares against: the shipped vmlinux, extracted
+ * from vmlinuz, and where its functions are, from /proc/kallsyms of the
+ * target booted once in the guest (the image ships no System.map).
+ */
+static int record_symbols(struct xk_kernel *k)
+{
+	char vml[XK_PATH_MAX], script[XK_PATH_MAX], cmd[XK_PATH_MAX * 3];
+	char syms[XK_PATH_MAX], log[XK_PATH_MAX];
+	const char *argv[] = { "cat", "/proc/kallsyms", NULL };
+	struct xk_vm_result res = { 0 };
+	int err;
+
+	if (stamped(k, "symbols"))
+		return 0;
+	err = xk_snprintf(vml, sizeof(vml), "%s/vmlinux", k->dir) ?:
+	      xk_snprintf(script, sizeof(script), "%s/scripts/extract-vmlinux",
+			  k->source) ?:
+	      xk_snprintf(syms, sizeof(syms), "%s/kallsyms", k->dir) ?:
+	      xk_snprintf(log, sizeof(log), "%s/symbols.log", k->dir) ?:
+	      xk_snprintf(cmd, sizeof(cmd), "sh '%s' '%s' > '%s.tmp' && mv '%s.tmp' '%s'",
+			  script, k->vmlinuz, vml, vml, vml);
+	if (err)
+		return err;
+	pr_info("extracting vmlinux and recording the kernel's symbols (one boot)\n");
+	{
+		const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
+		struct xk_cmd c = { .argv = sh, .log_path = log };
+
+		err = xk_run_step("extract-vmlinux", &c);
+	}
+	if (!err) {
+		XK_OPTS(xk_vm_opts, o, .argv = argv, .timeout_s = 300, .out_fd = -1,
+			.cwd = "/");
+
+		err = xk_vm_run(k, &o, &res);
+		if (!err && (res.exit_status || !res.output ||
+			     !strstr(res.output, " _text\n")))
+			err = xk_err(-EIO, "reading /proc/kallsyms in the guest failed "
+					   "(status %d)", res.exit_status);
+		err = err ?: xk_write_file(syms, res.output, res.output_len, 0644);
+		xk_vm_result_free(&res);
+	}
+	return err ?: stamp(k, "symbols");
+}
+
 static int write_info(const struct xk_kernel *k, const char *cache)
 {
 	char path[XK_PATH_MAX], buf[1024];
@@ -658,6 +704,8 @@ int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k)
 	      unpack_debs(k, &p);
 	if (!err && with_source)
 		err = unpack_source(k, &p) ?: prepare_source(k);
+	if (!err && with_source)
+		err = record_symbols(k);
 	err = err ?: write_info(k, cache);
 	if (err)
 		return err;

@@ -165,6 +165,7 @@ struct xk_build_result {
 	long long value[XK_BUILD_VARIANTS];	/* fit, fit, check */
 	char variant[XK_BUILD_MAX_OBJECTS][XK_BUILD_VARIANTS][XK_PATH_MAX];
 	int compiled, cached;	/* variant objects built now / reused */
+	int identical;		/* functions checked equal to the shipped kernel */
 	double seconds;
 };
 
@@ -172,6 +173,7 @@ struct xk_build_opts {
 	size_t sz;
 	int jobs;		/* parallel compiles; 0: the number of CPUs */
 	bool progress;		/* report each compile through the print callback */
+	bool skip_identity;	/* do not compare baselines with the shipped kernel */
 };
 
 /*

@@ -7,8 +7,11 @@
  * class and fit, or the refusal that must be reported. Needs the fetched
  * kernel (scripts/setup.sh); run from the top of the tree.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "gen.h"
 #include "internal.h"
 #include "unit.h"
 #include "xk/scope.h"
@@ -152,6 +155,35 @@ static int blk_span_is_the_sbb_sequence(void)
 	return 0;
 }
 
+/* A baseline that is not the shipped code is refused with the function. */
+static int identity_refuses_a_changed_function(void)
+{
+	static const uint8_t mov[] = { 0xba, 0x20, 0x00, 0x00, 0x00, 0x48, 0xc7, 0x47 };
+	char src[XK_PATH_MAX + 32], tmp[] = "/tmp/xk-identity-XXXXXX";
+	int fd = mkstemp(tmp), checked = 0;
+	char *data;
+	uint8_t *at;
+	size_t len;
+
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(src, sizeof(src), "%s/block/blk-core.o", kernel.source);
+	CHECK(xk_identity_check(&kernel, src, "block/blk-core.o", &checked) == 0);
+	CHECK(checked > 50);
+	/* blk_start_plug_nr_ios: mov $32, %edx -> mov $33, %edx */
+	CHECK(xk_read_file(src, &data, &len) == 0);
+	at = memmem(data, len, mov, sizeof(mov));
+	CHECK(at);
+	at[1] = 0x21;
+	CHECK(xk_write_file(tmp, data, len, 0644) == 0);
+	free(data);
+	CHECK(xk_identity_check(&kernel, tmp, "block/blk-core.o", &checked) == -ESTALE);
+	unlink(tmp);
+	CHECK(strstr(xk_last_error(), "differs from the shipped kernel in 1 of"));
+	CHECK(strstr(xk_last_error(), "blk_start_plug_nr_ios"));
+	return 0;
+}
+
 static int unknown_constant_is_named(void)
 {
 	struct xk_constant c;
@@ -200,7 +232,8 @@ int main(void)
 		T(MAX_SOFTIRQ_TIME_spans), T(SHRINK_BATCH_spans),
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
-		T(blk_span_is_the_sbb_sequence), T(unknown_constant_is_named),
+		T(blk_span_is_the_sbb_sequence),
+		T(identity_refuses_a_changed_function), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
 	};
 	XK_OPTS(xk_kernel_opts, o, .offline = true);

@@ -37,7 +37,7 @@ const char *catalog_path(const char *opt)
 
 struct gen_args {
 	const char *release, *catalog, *output;
-	bool explain, list;
+	bool explain, list, no_identity;
 	int jobs;
 };
 
@@ -51,6 +51,7 @@ static int parse_gen_args(const char *topic, int argc, char **argv,
 		{ "explain", no_argument, NULL, 'e' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "jobs", required_argument, NULL, 'J' },
+		{ "no-identity", no_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -64,6 +65,7 @@ static int parse_gen_args(const char *topic, int argc, char **argv,
 		case 'e': a->explain = true; break;
 		case 'l': a->list = true; break;
 		case 'J': a->jobs = (int)strtol(optarg, NULL, 10); break;
+		case 'I': a->no_identity = true; break;
 		default: return -p_usage(topic, "bad option");
 		}
 	}
@@ -101,7 +103,8 @@ static int build_constant(const char *topic, const struct gen_args *a,
 			  const char *name, struct xk_kernel *k,
 			  struct xk_constant *c, struct xk_build_result *b)
 {
-	XK_OPTS(xk_build_opts, bo, .jobs = a->jobs, .progress = !quiet && !json_output);
+	XK_OPTS(xk_build_opts, bo, .jobs = a->jobs, .progress = !quiet && !json_output,
+		.skip_identity = a->no_identity);
 	int err;
 
 	(void)topic;
@@ -140,6 +143,7 @@ static void json_build(const struct xk_constant *c, const struct xk_build_result
 	json_end_array(jw);
 	json_int(jw, "compiled", b->compiled);
 	json_int(jw, "cached", b->cached);
+	json_int(jw, "identical_functions", b->identical);
 	json_double(jw, "build_seconds", b->seconds);
 }
 
@@ -167,10 +171,11 @@ static int do_build(int argc, char **argv)
 		return 0;
 	}
 	printf("%s (%s:%d, default %lld): %d object%s, values %lld %lld %lld; "
-	       "%d compiled, %d cached, %.1f s\n",
+	       "%d compiled, %d cached, %d functions identical to the shipped "
+	       "kernel, %.1f s\n",
 	       c.name, c.file, c.line, c.def, b.nr_objects,
 	       b.nr_objects == 1 ? "" : "s", b.value[0], b.value[1], b.value[2],
-	       b.compiled, b.cached, b.seconds);
+	       b.compiled, b.cached, b.identical, b.seconds);
 	for (int i = 0; i < b.nr_objects; i++)
 		printf("  %s\n", b.object[i]);
 	return 0;

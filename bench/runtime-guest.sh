@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The guest half of bench/runtime.sh.
+set -euo pipefail
+XK=build/xk
+stats() {	# name, then values (ms) on stdin
+	sort -n | awk -v name="$1" '{ v[NR] = $1 } END {
+		p99 = v[int((NR * 99 + 99) / 100)]; if (p99 == "") p99 = v[NR];
+		printf "  %-40s n=%d median %.3f ms  p99 %.3f ms\n", name, NR, v[int((NR + 1) / 2)], p99 }'
+}
+case "$1" in
+times)
+	insmod kmod/xkernel.ko
+	for i in $(seq 30); do
+		$XK -j load BLK_MAX_REQUEST_COUNT --value 4 > /tmp/l.json
+		jq .load_ms /tmp/l.json >> /tmp/load
+		jq .transition_ms /tmp/l.json >> /tmp/tr_load
+		$XK -j set BLK_MAX_REQUEST_COUNT=$((8 + i)) | jq .transition_ms >> /tmp/tr_imm
+		$XK -j set --mode global BLK_MAX_REQUEST_COUNT=$((64 + i)) | jq .transition_ms >> /tmp/tr_glob
+		$XK unload BLK_MAX_REQUEST_COUNT > /dev/null
+	done
+	stats "load (2 spans: validate + arm)" < /tmp/load
+	stats "immediate transition" < /tmp/tr_imm
+	stats "global transition (stop_machine + drain)" < /tmp/tr_glob
+	insmod tests/fixtures/golden/xk_golden.ko
+	$XK load G_HOLD > /dev/null
+	for i in $(seq 10); do
+		$XK -j set --mode global G_HOLD=$((100 + i)) | jq .transition_ms >> /tmp/tr_hold
+	done
+	stats "global transition, golden G_HOLD" < /tmp/tr_hold
+	$XK unload --all > /dev/null
+	;;
+trigger)
+	insmod kmod/xkernel.ko
+	N=200000
+	run() {
+		local t0 t1
+		t0=$(date +%s%N)
+		dd if=/dev/zero of=/dev/null bs=1 count=$N 2>/dev/null
+		t1=$(date +%s%N)
+		echo $(( (t1 - t0) / N ))
+	}
+	run > /dev/null		# warm up
+	none=$(run)
+	# a value above any count: behaviour unchanged, the rewrite still runs
+	$XK load MAX_RW_COUNT --value 2147475456 > /dev/null
+	sleep 1			# optimization is deferred work
+	state=$($XK -j status | jq -r '[.[0].probes[].probe] | join(",")')
+	opt=$(run)
+	echo 0 > /proc/sys/debug/kprobes-optimization
+	sleep 1
+	state_int3=$($XK -j status | jq -r '[.[0].probes[].probe] | join(",")')
+	int3=$(run)
+	echo 1 > /proc/sys/debug/kprobes-optimization
+	hits=$($XK -j status | jq '[.[0].probes[].hits] | add')
+	$XK unload MAX_RW_COUNT > /dev/null
+	after=$(run)
+	echo "  dd bs=1 if=/dev/zero of=/dev/null, guest instructions per 1-byte read+write:"
+	printf '    %-44s %6d\n' "no probe" "$none"
+	printf '    %-44s %6d  (+%d, +%.1f%%)\n' "rewrite probe, kprobes as armed ($state)" \
+		"$opt" $((opt - none)) "$(echo "($opt - $none) * 100 / $none" | bc -l)"
+	printf '    %-44s %6d  (+%d, +%.1f%%)\n' "rewrite probe, optimization off ($state_int3)" \
+		"$int3" $((int3 - none)) "$(echo "($int3 - $none) * 100 / $none" | bc -l)"
+	printf '    %-44s %6d\n' "after unload" "$after"
+	echo "    rewrites counted: $hits"
+	;;
+esac
