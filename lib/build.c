@@ -555,9 +555,14 @@ static int patch_unit(const struct xk_constant *c, const char *unit,
 			cur_file = q ? q + 1 : NULL;
 			cur_file_len = q ? strcspn(q + 1, "\"") : 0;
 		} else {
-			if (cur_file && cur_line == c->line &&
-			    cur_file_len == strlen(c->file) &&
-			    !strncmp(cur_file, c->file, cur_file_len)) {
+			size_t fl = strlen(c->file);
+			/* markers name the file as compiled: relative in the
+			 * kernel tree, absolute for an out-of-tree module */
+			bool same_file = cur_file && cur_file_len >= fl &&
+				!strncmp(cur_file + cur_file_len - fl, c->file, fl) &&
+				(cur_file_len == fl || cur_file[cur_file_len - fl - 1] == '/');
+
+			if (same_file && cur_line == c->line) {
 				const char *t = memmem(line, end - line, c->text,
 						       strlen(c->text));
 

@@ -1040,6 +1040,34 @@ static int analyse_function(const struct gen_input *in, const struct xk_sym *fb,
 		xk_strlcpy(sp->func, fb->name, sizeof(sp->func));
 		sp->func_size = fb->sym.st_size;
 		err = analyse_span(&c, i, end, sp);
+		/*
+		 * A group that fails as one span may work as one span per seed:
+		 * each probe then rewrites its own seed's result, and the code
+		 * between them computes with the rewritten values.
+		 */
+		if (!err && sp->cls == XK_SPAN_UNSUPPORTED && end > i) {
+			struct xk_scope_span group = *sp;
+			int first = t->nr_spans - 1, bad = 0;
+
+			t->nr_spans--;
+			for (size_t j = i; j <= end && !err; j++) {
+				if (!c.seed[j])
+					continue;
+				err = add_span(t, &sp);
+				if (err)
+					break;
+				xk_strlcpy(sp->object, in->object, sizeof(sp->object));
+				xk_strlcpy(sp->func, fb->name, sizeof(sp->func));
+				sp->func_size = fb->sym.st_size;
+				err = analyse_span(&c, j, j, sp);
+				bad += sp->cls == XK_SPAN_UNSUPPORTED;
+			}
+			if (!err && bad) {
+				/* no better: report the group as it was */
+				t->nr_spans = first + 1;
+				t->spans[first] = group;
+			}
+		}
 		i = end;
 	}
 out:

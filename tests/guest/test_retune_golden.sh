@@ -15,14 +15,16 @@ expect_field 5 lt 1
 expect_field 25 le 4
 expect_field 5 fold $((5 + 12 * 4 + 3))
 expect_field 5 store 1000
+expect_field 1000 var 960
 
-LT=3 LE=30 FOLD=100 TWICE=5 STORE=4242 INL=10
+LT=3 LE=30 FOLD=100 TWICE=5 STORE=4242 INL=10 VAR=7
 $XK set G_LT=$LT || fail "set G_LT"
 $XK set G_LE=$LE || fail "set G_LE"
 $XK set G_FOLD=$FOLD || fail "set G_FOLD"
 $XK set G_TWICE=$TWICE || fail "set G_TWICE"
 $XK set G_STORE=$STORE || fail "set G_STORE"
 $XK set G_INLINE=$INL || fail "set G_INLINE"
+$XK set G_VAR=$VAR || fail "set G_VAR (a const variable)"
 $XK status
 for x in 5 15 25 1000; do
 	expect_field $x lt $([ $x -lt $LT ] && echo 1 || echo 2)
@@ -32,9 +34,10 @@ for x in 5 15 25 1000; do
 	expect_field $x store $STORE
 	inl() { [ "$1" -gt $INL ] && echo $INL || echo "$1"; }
 	expect_field $x inline "$(( $(inl $x) + 1 )),$(inl $((x * 3)))"
+	expect_field $x var $([ $x -gt $VAR ] && echo $((x - VAR)) || echo 0)
 done
 $XK unload --all
 expect_field 5 lt 1
 expect_field 5 fold $((5 + 12 * 4 + 3))
 [ "$(probes_left)" = 0 ] || fail "probes left after unload"
-log "six constants of the golden module retuned and restored"
+log "seven constants of the golden module retuned and restored"
