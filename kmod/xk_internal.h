@@ -49,6 +49,20 @@ struct xk_tracked {
 	int depth;
 };
 
+/*
+ * A transition of one or more constants: they switch together when no
+ * thread is inside any of their safe spans (global), or at one instant
+ * with every CPU stopped (immediate). Lives for one ioctl.
+ */
+struct xk_tx {
+	int nr;
+	struct xk_const *c[XK_TX_MAX];
+	s64 value[XK_TX_MAX];
+	atomic_t inside;		/* threads inside, over all constants */
+	atomic_t state;			/* enum xk_transition_state */
+	wait_queue_head_t wait;
+};
+
 /* One constant with its spans. Freed only under xk_lock, after unregistering. */
 struct xk_const {
 	struct list_head node;
@@ -63,12 +77,9 @@ struct xk_const {
 	/* global transitions: which tasks are inside a safe span */
 	raw_spinlock_t track_lock;
 	bool tracking;
-	atomic_t inside;
 	struct xk_tracked tracked[XK_MAX_TRACKED];
 	bool track_overflow;
-	atomic_t tr_state;		/* enum xk_transition_state */
-	s64 pending_value;
-	wait_queue_head_t tr_wait;
+	struct xk_tx *tx;		/* the transition under way, or NULL */
 };
 
 extern struct mutex xk_lock;		/* the list and every load/set/unload */
@@ -88,6 +99,9 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs);
 /* xk_transition.c */
 int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,
 		  char *error, u64 *ns);
+int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
+		       u64 *ns);
+void xk_tx_switch(struct xk_tx *tx);
 
 #define xk_error(buf, fmt, ...) \
 	snprintf(buf, XK_ERROR_MAX, fmt, ##__VA_ARGS__)

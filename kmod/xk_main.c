@@ -92,6 +92,54 @@ static long ioctl_set(void __user *uarg)
 	return err;
 }
 
+static long ioctl_set_many(void __user *uarg)
+{
+	struct xk_ioc_set_many *req;
+	struct xk_tx *tx;
+	int err;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	tx = kzalloc(sizeof(*tx), GFP_KERNEL);
+	err = req && tx ? copy_req(req, sizeof(*req), uarg) : -ENOMEM;
+	if (err)
+		goto out;
+	memset(req->error, 0, sizeof(req->error));
+	if (req->nr < 1 || req->nr > XK_TX_MAX) {
+		xk_error(req->error, "a transaction has 1 to %d constants", XK_TX_MAX);
+		err = -EINVAL;
+		goto copy_out;
+	}
+	mutex_lock(&xk_lock);
+	tx->nr = req->nr;
+	for (u32 i = 0; i < req->nr && !err; i++) {
+		req->names[i][XK_NAME_MAX - 1] = '\0';
+		tx->c[i] = xk_find_const(req->names[i]);
+		tx->value[i] = req->values[i];
+		if (!tx->c[i]) {
+			xk_error(req->error, "%s is not loaded (xk load first)",
+				 req->names[i]);
+			err = -ENOENT;
+		}
+		for (u32 j = 0; j < i && !err; j++) {
+			if (tx->c[j] == tx->c[i]) {
+				xk_error(req->error, "%s appears twice", req->names[i]);
+				err = -EINVAL;
+			}
+		}
+	}
+	if (!err)
+		err = xk_transition_many(tx, req->mode, req->timeout_ms, req->error,
+					 &req->transition_ns);
+	mutex_unlock(&xk_lock);
+copy_out:
+	if (copy_to_user(uarg, req, sizeof(*req)))
+		err = -EFAULT;
+out:
+	kfree(tx);
+	kfree(req);
+	return err;
+}
+
 static long ioctl_unload(void __user *uarg)
 {
 	struct xk_ioc_unload req;
@@ -181,6 +229,8 @@ static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ioctl_unload(uarg);
 	case XK_IOC_STATUS:
 		return ioctl_status(uarg);
+	case XK_IOC_SET_MANY:
+		return ioctl_set_many(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -126,7 +126,7 @@ int xk_entry_handler(struct kprobe *p, struct pt_regs *regs)
 		if (tr) {
 			tr->task = current;
 			tr->depth++;
-			atomic_inc(&c->inside);
+			atomic_inc(&c->tx->inside);
 		} else {
 			c->track_overflow = true;
 		}
@@ -156,16 +156,16 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
 	if (tr) {
 		if (--tr->depth == 0)
 			tr->task = NULL;
-		if (atomic_dec_and_test(&c->inside) &&
-		    atomic_cmpxchg(&c->tr_state, XK_TR_PENDING, XK_TR_DONE) ==
+		/* the last thread out switches every constant of the transition */
+		if (atomic_dec_and_test(&c->tx->inside) &&
+		    atomic_cmpxchg(&c->tx->state, XK_TR_PENDING, XK_TR_DONE) ==
 			    XK_TR_PENDING) {
-			WRITE_ONCE(c->value, c->pending_value);
-			c->tracking = false;
+			xk_tx_switch(c->tx);
 			wake = true;
 		}
 	}
 	raw_spin_unlock_irqrestore(&c->track_lock, flags);
 	if (wake)
-		wake_up(&c->tr_wait);
+		wake_up(&c->tx->wait);
 	return 0;
 }

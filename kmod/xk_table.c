@@ -78,7 +78,8 @@ static int check_desc(const struct xk_ioc_span *d, int idx, char *error)
 			return xk_error(error, "span %d (%s): safe-span range "
 					"outside the function", idx, d->func), -EINVAL;
 	for (i = 0; i < d->nr_exits; i++)
-		if (d->exits[i] <= d->start || d->exits[i] > d->func_size)
+		/* exits may lie before the start: code is not laid out in order */
+		if (d->exits[i] > d->func_size)
 			return xk_error(error, "span %d (%s): exit +%#llx outside the "
 					"function", idx, d->func, d->exits[i]), -EINVAL;
 	return 0;
@@ -203,8 +204,6 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	c->max = req->max;
 	c->nr_spans = req->nr_spans;
 	raw_spin_lock_init(&c->track_lock);
-	init_waitqueue_head(&c->tr_wait);
-	atomic_set(&c->tr_state, XK_TR_IDLE);
 
 	for (i = 0; i < c->nr_spans; i++) {
 		struct xk_span *s = &c->spans[i];

@@ -17,6 +17,7 @@
 #include <linux/sched/signal.h>
 #include <linux/stacktrace.h>
 #include <linux/stop_machine.h>
+#include <linux/slab.h>
 #include <linux/wait.h>
 
 #include "xk_internal.h"
@@ -61,8 +62,7 @@ static int register_tracking(struct xk_const *c, char *error)
 				continue;	/* falls off the end: no instruction */
 			memset(e, 0, sizeof(*e));
 			e->span = s;
-			e->kp.addr = (kprobe_opcode_t *)(s->start_addr - s->desc.start +
-							 s->desc.exits[k]);
+			e->kp.addr = (kprobe_opcode_t *)(s->func_addr + s->desc.exits[k]);
 			e->kp.pre_handler = xk_exit_handler;
 			err = register_kprobe(&e->kp);
 			if (err) {
@@ -101,112 +101,190 @@ static bool in_some_span(struct xk_const *c, unsigned long ip)
 }
 
 /*
+ * Switches every constant of a transition. Runs in stop_machine() or in the
+ * exit probe of the last thread out (after winning the cmpxchg to DONE):
+ * exactly once per transition.
+ */
+void xk_tx_switch(struct xk_tx *tx)
+{
+	for (int i = 0; i < tx->nr; i++) {
+		WRITE_ONCE(tx->c[i]->value, tx->value[i]);
+		WRITE_ONCE(tx->c[i]->tracking, false);
+	}
+}
+
+/*
  * Runs on one CPU with every other CPU stopped and interrupts off
  * (stop_machine). Counts the threads whose stack shows them inside a safe
- * span and turns tracking on; if none is inside, switches at once.
+ * span of any constant of the transition and turns tracking on; if none is
+ * inside, switches at once.
  */
 static int scan_stacks(void *data)
 {
-	struct xk_const *c = data;
+	struct xk_tx *tx = data;
 	unsigned long entries[SCAN_DEPTH];
 	struct task_struct *g, *t;
-	int n = 0;
+	int n[XK_TX_MAX] = { 0 };
 
-	memset(c->tracked, 0, sizeof(c->tracked));
-	c->track_overflow = false;
-	atomic_set(&c->inside, 0);
+	for (int i = 0; i < tx->nr; i++) {
+		memset(tx->c[i]->tracked, 0, sizeof(tx->c[i]->tracked));
+		tx->c[i]->track_overflow = false;
+	}
+	atomic_set(&tx->inside, 0);
 	rcu_read_lock();
 	for_each_process_thread(g, t) {
 		unsigned int nr = stack_trace_save_tsk(t, entries, SCAN_DEPTH, 0);
 
-		for (unsigned int k = 0; k < nr; k++) {
-			if (!in_some_span(c, entries[k]))
-				continue;
-			if (n == XK_MAX_TRACKED) {
-				c->track_overflow = true;
+		for (int i = 0; i < tx->nr; i++) {
+			struct xk_const *c = tx->c[i];
+
+			for (unsigned int k = 0; k < nr; k++) {
+				if (!in_some_span(c, entries[k]))
+					continue;
+				if (n[i] == XK_MAX_TRACKED) {
+					c->track_overflow = true;
+					break;
+				}
+				c->tracked[n[i]].task = t;
+				c->tracked[n[i]++].depth = 1;
+				atomic_inc(&tx->inside);
 				break;
 			}
-			c->tracked[n].task = t;
-			c->tracked[n++].depth = 1;
-			atomic_inc(&c->inside);
-			break;
 		}
 	}
 	rcu_read_unlock();
-	if (atomic_read(&c->inside) == 0) {
-		WRITE_ONCE(c->value, c->pending_value);
-		atomic_set(&c->tr_state, XK_TR_DONE);
+	if (atomic_read(&tx->inside) == 0) {
+		atomic_set(&tx->state, XK_TR_DONE);
+		xk_tx_switch(tx);
 	} else {
-		WRITE_ONCE(c->tracking, true);
+		for (int i = 0; i < tx->nr; i++)
+			WRITE_ONCE(tx->c[i]->tracking, true);
 	}
 	return 0;
 }
 
+/* Immediate: every constant switches while every CPU is stopped. */
+static int switch_now(void *data)
+{
+	xk_tx_switch(data);
+	return 0;
+}
+
+static void audit(struct xk_tx *tx, const s64 *old, u32 mode, u64 ns,
+		  const char *error)
+{
+	for (int i = 0; i < tx->nr; i++) {
+		if (error)
+			pr_notice("set %s by %s[%d] uid %u: %lld -> %lld failed: %s\n",
+				  tx->c[i]->name, current->comm, task_pid_nr(current),
+				  from_kuid(&init_user_ns, current_uid()), old[i],
+				  tx->value[i], error);
+		else
+			pr_info("set %s by %s[%d] uid %u: %lld -> %lld (%s%s, %llu us)\n",
+				tx->c[i]->name, current->comm, task_pid_nr(current),
+				from_kuid(&init_user_ns, current_uid()), old[i],
+				tx->value[i], mode == XK_MODE_GLOBAL ? "global" : "immediate",
+				tx->nr > 1 ? ", one transaction" : "", ns / 1000);
+	}
+}
+
 /*
- * Called with xk_lock held, in process context. Returns 0 when the value
- * is in force, -ETIMEDOUT (old value in force) when threads stayed inside.
+ * Called with xk_lock held, in process context. Returns 0 when every value
+ * is in force; otherwise none changed (-ETIMEDOUT: threads stayed inside).
  */
-int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,
-		  char *error, u64 *ns)
+int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
+		       u64 *ns)
 {
 	ktime_t t0 = ktime_get();
-	s64 old = c->value;
-	int err = 0, inside = 0;
+	s64 old[XK_TX_MAX];
+	int err = 0, inside = 0, i;
 
-	if (value < c->min || value > c->max)
-		return xk_error(error, "%s: value %lld is out of bounds [%lld, %lld]",
-				c->name, value, c->min, c->max), -ERANGE;
+	for (i = 0; i < tx->nr; i++) {
+		struct xk_const *c = tx->c[i];
+
+		old[i] = c->value;
+		if (tx->value[i] < c->min || tx->value[i] > c->max)
+			return xk_error(error, "%s: value %lld is out of bounds [%lld, %lld]",
+					c->name, tx->value[i], c->min, c->max), -ERANGE;
+	}
+	init_waitqueue_head(&tx->wait);
 	if (mode == XK_MODE_IMMEDIATE) {
-		WRITE_ONCE(c->value, value);
+		if (tx->nr == 1)
+			xk_tx_switch(tx);
+		else
+			err = stop_machine(switch_now, tx, NULL);
 	} else if (mode == XK_MODE_GLOBAL) {
-		err = register_tracking(c, error);
-		if (err)
+		for (i = 0; i < tx->nr && !err; i++) {
+			tx->c[i]->tx = tx;
+			err = register_tracking(tx->c[i], error);
+		}
+		if (err) {
+			while (i-- > 0) {
+				unregister_tracking(tx->c[i]);
+				tx->c[i]->tx = NULL;
+			}
 			return err;
-		c->pending_value = value;
-		atomic_set(&c->tr_state, XK_TR_PENDING);
-		err = stop_machine(scan_stacks, c, NULL);
-		if (!err && !wait_event_timeout(c->tr_wait,
-						atomic_read(&c->tr_state) != XK_TR_PENDING,
+		}
+		atomic_set(&tx->state, XK_TR_PENDING);
+		err = stop_machine(scan_stacks, tx, NULL);
+		if (!err && !wait_event_timeout(tx->wait,
+						atomic_read(&tx->state) != XK_TR_PENDING,
 						msecs_to_jiffies(timeout_ms ?: 1000)) &&
-		    atomic_cmpxchg(&c->tr_state, XK_TR_PENDING, XK_TR_ABORTED) ==
+		    atomic_cmpxchg(&tx->state, XK_TR_PENDING, XK_TR_ABORTED) ==
 			    XK_TR_PENDING) {
-			unsigned long flags;
-
-			raw_spin_lock_irqsave(&c->track_lock, flags);
-			c->tracking = false;
-			inside = atomic_read(&c->inside);
-			raw_spin_unlock_irqrestore(&c->track_lock, flags);
+			inside = atomic_read(&tx->inside);
 			err = -ETIMEDOUT;
 		}
-		if (!err && c->track_overflow)
-			err = -ENOSPC;
-		unregister_tracking(c);
-		WRITE_ONCE(c->tracking, false);
-		atomic_set(&c->tr_state, XK_TR_IDLE);
+		for (i = 0; i < tx->nr; i++) {
+			if (!err && tx->c[i]->track_overflow)
+				err = -ENOSPC;
+			WRITE_ONCE(tx->c[i]->tracking, false);
+		}
+		/* unregistering waits for running handlers: then tx may go */
+		for (i = 0; i < tx->nr; i++) {
+			unregister_tracking(tx->c[i]);
+			tx->c[i]->tx = NULL;
+		}
+		if (err == -ENOSPC && atomic_read(&tx->state) == XK_TR_DONE)
+			for (i = 0; i < tx->nr; i++)	/* not half-applied */
+				WRITE_ONCE(tx->c[i]->value, old[i]);
 		if (err == -ETIMEDOUT)
 			xk_error(error, "%s: %d thread%s still inside a safe span after "
-				 "%u ms; the old value %lld stays in force", c->name,
-				 inside, inside == 1 ? "" : "s", timeout_ms ?: 1000, old);
+				 "%u ms; the old value%s %lld%s stay%s in force",
+				 tx->c[0]->name, inside, inside == 1 ? "" : "s",
+				 timeout_ms ?: 1000, tx->nr > 1 ? "s" : "", old[0],
+				 tx->nr > 1 ? ", ..." : "", tx->nr > 1 ? "" : "s");
 		else if (err == -ENOSPC)
 			xk_error(error, "%s: more than %d threads inside safe spans",
-				 c->name, XK_MAX_TRACKED);
+				 tx->c[0]->name, XK_MAX_TRACKED);
 		else if (err)
-			xk_error(error, "%s: stop_machine failed (%d)", c->name, err);
+			xk_error(error, "%s: stop_machine failed (%d)", tx->c[0]->name, err);
 	} else {
 		return xk_error(error, "unknown mode %u", mode), -EINVAL;
 	}
 	*ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
-	if (err) {
-		pr_notice("set %s by %s[%d] uid %u: %lld -> %lld failed: %s\n", c->name,
-			  current->comm, task_pid_nr(current),
-			  from_kuid(&init_user_ns, current_uid()), old, value, error);
+	audit(tx, old, mode, *ns, err ? error : NULL);
+	if (err)
 		return err;
+	for (i = 0; i < tx->nr; i++) {
+		tx->c[i]->last_transition_ns = *ns;
+		tx->c[i]->last_mode = mode;
 	}
-	c->last_transition_ns = *ns;
-	c->last_mode = mode;
-	pr_info("set %s by %s[%d] uid %u: %lld -> %lld (%s, %llu us)\n", c->name,
-		current->comm, task_pid_nr(current),
-		from_kuid(&init_user_ns, current_uid()), old, value,
-		mode == XK_MODE_GLOBAL ? "global" : "immediate", *ns / 1000);
 	return 0;
+}
+
+int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,
+		  char *error, u64 *ns)
+{
+	struct xk_tx *tx = kzalloc(sizeof(*tx), GFP_KERNEL);
+	int err;
+
+	if (!tx)
+		return -ENOMEM;
+	tx->nr = 1;
+	tx->c[0] = c;
+	tx->value[0] = value;
+	err = xk_transition_many(tx, mode, timeout_ms, error, ns);
+	kfree(tx);
+	return err;
 }

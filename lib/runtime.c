@@ -120,6 +120,35 @@ int xk_rt_set(int fd, const char *name, long long value, int mode,
 	return 0;
 }
 
+int xk_rt_set_many(int fd, int nr, const char *const *names,
+		   const long long *values, int mode, unsigned int timeout_ms,
+		   struct xk_rt_result *res)
+{
+	struct xk_ioc_set_many *req = calloc(1, sizeof(*req));
+	int err = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!req)
+		return -ENOMEM;
+	if (nr < 1 || nr > XK_TX_MAX) {
+		free(req);
+		return xk_err(-EINVAL, "a transaction has 1 to %d constants", XK_TX_MAX);
+	}
+	req->size = sizeof(*req);
+	req->mode = mode;
+	req->timeout_ms = timeout_ms;
+	req->nr = nr;
+	for (int i = 0; i < nr; i++) {
+		xk_strlcpy(req->names[i], names[i], sizeof(req->names[i]));
+		req->values[i] = values[i];
+	}
+	if (ioctl(fd, XK_IOC_SET_MANY, req))
+		err = ioctl_err("set", req->error);
+	res->transition_ns = req->transition_ns;
+	free(req);
+	return err;
+}
+
 int xk_rt_unload(int fd, const char *name, int *nr)
 {
 	struct xk_ioc_unload req = { .size = sizeof(req), .all = !name };

@@ -21,6 +21,10 @@ int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	       unsigned int timeout_ms, struct xk_rt_result *res);
 int xk_rt_set(int fd, const char *name, long long value, int mode,
 	      unsigned int timeout_ms, struct xk_rt_result *res);
+/* Several loaded constants, switched together or not at all. */
+int xk_rt_set_many(int fd, int nr, const char *const *names,
+		   const long long *values, int mode, unsigned int timeout_ms,
+		   struct xk_rt_result *res);
 /* name NULL: every constant. */
 int xk_rt_unload(int fd, const char *name, int *nr);
 /* -ENOENT past the last constant. */

@@ -93,6 +93,20 @@ struct xk_ioc_set {
 	__u64 transition_ns;	/* out */
 };
 
+/* Several constants switched together (or none of them). */
+#define XK_TX_MAX 8
+
+struct xk_ioc_set_many {
+	__u32 size;
+	__u32 mode;
+	__u32 timeout_ms;
+	__u32 nr;
+	char names[XK_TX_MAX][XK_NAME_MAX];
+	__s64 values[XK_TX_MAX];
+	char error[XK_ERROR_MAX];	/* out */
+	__u64 transition_ns;		/* out */
+};
+
 struct xk_ioc_unload {
 	__u32 size;
 	__u32 all;		/* every constant */
@@ -129,5 +143,6 @@ struct xk_ioc_status {
 #define XK_IOC_SET _IOWR(XK_IOC_MAGIC, 0x02, struct xk_ioc_set)
 #define XK_IOC_UNLOAD _IOWR(XK_IOC_MAGIC, 0x03, struct xk_ioc_unload)
 #define XK_IOC_STATUS _IOWR(XK_IOC_MAGIC, 0x04, struct xk_ioc_status)
+#define XK_IOC_SET_MANY _IOWR(XK_IOC_MAGIC, 0x05, struct xk_ioc_set_many)
 
 #endif

@@ -198,13 +198,16 @@ static const struct page pages[] = {
 "    xk set - change a constant's value in the running kernel\n"
 "\n"
 "SYNOPSIS\n"
-"    xk set [--mode immediate|global] [--timeout MS] CONSTANT=VALUE\n"
+"    xk set [--mode immediate|global] [--timeout MS] CONSTANT=VALUE...\n"
 "\n"
 "DESCRIPTION\n"
 "    Changes the value of a loaded constant; a constant not loaded yet is\n"
 "    loaded with that value, its scope table made first (xk gen) when the\n"
-"    cache has none. Every change is logged by the kernel with the caller\n"
-"    and the old and new values.\n" },
+"    cache has none. Several CONSTANT=VALUE make one transaction: they\n"
+"    switch together or not at all (immediate: at one instant with every\n"
+"    CPU stopped; global: when no thread is inside any of their safe\n"
+"    spans). Every change is logged by the kernel with the caller and the\n"
+"    old and new values.\n" },
 { "unload",
 "NAME\n"
 "    xk unload - remove a constant's probes\n"
