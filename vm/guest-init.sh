@@ -52,7 +52,8 @@ $B mount -t devtmpfs devtmpfs $R/dev
 $B mkdir -p $R/dev/pts $R/dev/shm
 $B mount -t devpts devpts $R/dev/pts
 $B mount -t tmpfs tmpfs $R/dev/shm
-$B mount -t tmpfs tmpfs $R/tmp
+# /tmp stays the host's (through the overlay: writable, nothing reaches the
+# host), so a working directory under /tmp exists in the guest too
 $B mount -t tmpfs tmpfs $R/run
 $B mount -t debugfs debugfs $R/sys/kernel/debug
 $B mount -t tracefs tracefs $R/sys/kernel/tracing 2>/dev/null

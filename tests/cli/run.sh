@@ -76,6 +76,19 @@ guest_hang_times_out() {
 	expect_match message "$out" "last console lines"
 }
 
+guest_cwd_under_tmp() {
+	local d xk
+	d=$(mktemp -d)
+	xk=$PWD/$XK
+	out=$(cd "$d" && echo hello > file && $xk vm run --timeout 300 -- sh -c 'pwd; cat file; echo guest > new' 2>&1)
+	local st=$?
+	[ -e "$d/new" ] && die "the guest wrote to the host"
+	rm -rf "$d"
+	expect_eq status $st 0
+	expect_eq output "$out" "$d
+hello"
+}
+
 guest_json() {
 	out=$($XK -j vm run --timeout 300 -- uname -r)
 	rel=$($XK kernel info --field release)
@@ -94,4 +107,5 @@ t "guest command's exit status comes back" guest_status_comes_back
 t "guest command not found is 127" guest_missing_command
 t "hung guest is killed with the console tail" guest_hang_times_out
 t "vm run -j carries the output" guest_json
+t "guest runs in a working directory under /tmp, writes stay in it" guest_cwd_under_tmp
 finish
