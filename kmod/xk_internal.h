@@ -61,6 +61,7 @@ struct xk_tx {
 	atomic_t inside;		/* threads inside, over all constants */
 	atomic_t state;			/* enum xk_transition_state */
 	wait_queue_head_t wait;
+	bool per_task;			/* new entrants are not counted */
 };
 
 /* One constant with its spans. Freed only under xk_lock, after unregistering. */
@@ -80,6 +81,8 @@ struct xk_const {
 	struct xk_tracked tracked[XK_MAX_TRACKED];
 	bool track_overflow;
 	struct xk_tx *tx;		/* the transition under way, or NULL */
+	bool per_task;			/* tracked threads still use old_value */
+	s64 old_value;
 };
 
 extern struct mutex xk_lock;		/* the list and every load/set/unload */
@@ -102,6 +105,7 @@ int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,
 int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 		       u64 *ns);
 void xk_tx_switch(struct xk_tx *tx);
+void xk_tx_drained(struct xk_tx *tx);
 
 #define xk_error(buf, fmt, ...) \
 	snprintf(buf, XK_ERROR_MAX, fmt, ##__VA_ARGS__)

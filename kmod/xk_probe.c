@@ -53,6 +53,14 @@ static void write_mem(unsigned long addr, u64 v, unsigned int width)
 	}
 }
 
+static struct xk_tracked *find_tracked(struct xk_const *c, struct task_struct *t)
+{
+	for (int i = 0; i < XK_MAX_TRACKED; i++)
+		if (c->tracked[i].task == t)
+			return &c->tracked[i];
+	return NULL;
+}
+
 /*
  * Runs at a probe point, before the instruction there, in the probed
  * context with preemption disabled (an int3 or a jump-optimized detour).
@@ -69,6 +77,15 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
 	u64 in[XK_NR_REGS], out[XK_MAX_LOCS];
 	u32 i;
 
+	/* per-task transition: a thread that was inside keeps the old value */
+	if (unlikely(READ_ONCE(c->per_task))) {
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&c->track_lock, flags);
+		if (c->per_task && find_tracked(c, current))
+			n = c->old_value;
+		raw_spin_unlock_irqrestore(&c->track_lock, flags);
+	}
 	if (n == c->def)
 		return 0;
 	regs_to_array(regs, in);
@@ -96,14 +113,6 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-static struct xk_tracked *find_tracked(struct xk_const *c, struct task_struct *t)
-{
-	for (int i = 0; i < XK_MAX_TRACKED; i++)
-		if (c->tracked[i].task == t)
-			return &c->tracked[i];
-	return NULL;
-}
-
 /*
  * A thread enters a safe span while a global transition is pending. Runs
  * in the probed context; takes c->track_lock (raw, irqsave). Pairs with
@@ -116,8 +125,8 @@ int xk_entry_handler(struct kprobe *p, struct pt_regs *regs)
 	struct xk_tracked *tr;
 	unsigned long flags;
 
-	if (!READ_ONCE(c->tracking))
-		return 0;
+	if (!READ_ONCE(c->tracking) || READ_ONCE(c->tx->per_task))
+		return 0;	/* per task: new entrants take the new value */
 	raw_spin_lock_irqsave(&c->track_lock, flags);
 	if (c->tracking) {
 		tr = find_tracked(c, current);
@@ -160,7 +169,10 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
 		if (atomic_dec_and_test(&c->tx->inside) &&
 		    atomic_cmpxchg(&c->tx->state, XK_TR_PENDING, XK_TR_DONE) ==
 			    XK_TR_PENDING) {
-			xk_tx_switch(c->tx);
+			if (c->tx->per_task)
+				xk_tx_drained(c->tx);
+			else
+				xk_tx_switch(c->tx);
 			wake = true;
 		}
 	}

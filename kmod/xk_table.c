@@ -184,7 +184,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		return xk_error(req->error, "%s: value %lld is out of bounds [%lld, "
 				"%lld]", req->name, req->value, req->min, req->max),
 		       -ERANGE;
-	if (req->mode > XK_MODE_GLOBAL)
+	if (req->mode > XK_MODE_PER_TASK)
 		return xk_error(req->error, "unknown mode %u", req->mode), -EINVAL;
 	if (xk_find_const(req->name))
 		return xk_error(req->error, "%s is already loaded (xk set changes its "

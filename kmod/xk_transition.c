@@ -156,11 +156,28 @@ static int scan_stacks(void *data)
 	if (atomic_read(&tx->inside) == 0) {
 		atomic_set(&tx->state, XK_TR_DONE);
 		xk_tx_switch(tx);
+	} else if (tx->per_task) {
+		/* the new value now, except for the threads found inside */
+		for (int i = 0; i < tx->nr; i++) {
+			tx->c[i]->old_value = tx->c[i]->value;
+			WRITE_ONCE(tx->c[i]->per_task, true);
+			WRITE_ONCE(tx->c[i]->tracking, true);
+			WRITE_ONCE(tx->c[i]->value, tx->value[i]);
+		}
 	} else {
 		for (int i = 0; i < tx->nr; i++)
 			WRITE_ONCE(tx->c[i]->tracking, true);
 	}
 	return 0;
+}
+
+/* Per task: the last old thread left; every thread now uses the new value. */
+void xk_tx_drained(struct xk_tx *tx)
+{
+	for (int i = 0; i < tx->nr; i++) {
+		WRITE_ONCE(tx->c[i]->per_task, false);
+		WRITE_ONCE(tx->c[i]->tracking, false);
+	}
 }
 
 /* Immediate: every constant switches while every CPU is stopped. */
@@ -183,7 +200,8 @@ static void audit(struct xk_tx *tx, const s64 *old, u32 mode, u64 ns,
 			pr_info("set %s by %s[%d] uid %u: %lld -> %lld (%s%s, %llu us)\n",
 				tx->c[i]->name, current->comm, task_pid_nr(current),
 				from_kuid(&init_user_ns, current_uid()), old[i],
-				tx->value[i], mode == XK_MODE_GLOBAL ? "global" : "immediate",
+				tx->value[i], mode == XK_MODE_GLOBAL ? "global" :
+				mode == XK_MODE_PER_TASK ? "per task" : "immediate",
 				tx->nr > 1 ? ", one transaction" : "", ns / 1000);
 	}
 }
@@ -213,7 +231,8 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 			xk_tx_switch(tx);
 		else
 			err = stop_machine(switch_now, tx, NULL);
-	} else if (mode == XK_MODE_GLOBAL) {
+	} else if (mode == XK_MODE_GLOBAL || mode == XK_MODE_PER_TASK) {
+		tx->per_task = mode == XK_MODE_PER_TASK;
 		for (i = 0; i < tx->nr && !err; i++) {
 			tx->c[i]->tx = tx;
 			err = register_tracking(tx->c[i], error);
@@ -239,13 +258,20 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 			if (!err && tx->c[i]->track_overflow)
 				err = -ENOSPC;
 			WRITE_ONCE(tx->c[i]->tracking, false);
+			WRITE_ONCE(tx->c[i]->per_task, false);
 		}
+		/* per task, not drained in time: back to the old value for all,
+		 * nothing half-applied */
+		if (err && tx->per_task)
+			for (i = 0; i < tx->nr; i++)
+				WRITE_ONCE(tx->c[i]->value, old[i]);
 		/* unregistering waits for running handlers: then tx may go */
 		for (i = 0; i < tx->nr; i++) {
 			unregister_tracking(tx->c[i]);
 			tx->c[i]->tx = NULL;
 		}
-		if (err == -ENOSPC && atomic_read(&tx->state) == XK_TR_DONE)
+		if (err == -ENOSPC && atomic_read(&tx->state) == XK_TR_DONE &&
+		    !tx->per_task)
 			for (i = 0; i < tx->nr; i++)	/* not half-applied */
 				WRITE_ONCE(tx->c[i]->value, old[i]);
 		if (err == -ETIMEDOUT)

@@ -30,6 +30,7 @@
 enum xk_mode {
 	XK_MODE_IMMEDIATE = 0,	/* at once, for every thread */
 	XK_MODE_GLOBAL = 1,	/* when no thread is inside any safe span */
+	XK_MODE_PER_TASK = 2,	/* each thread when it is outside the safe spans */
 };
 
 #define XK_IOC_LOC_MEM 32	/* location kind: [base + disp] */

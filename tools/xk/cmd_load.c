@@ -29,9 +29,18 @@ static int parse_mode(const char *topic, const char *s, int *mode)
 		*mode = XK_MODE_IMMEDIATE;
 	else if (!strcmp(s, "global"))
 		*mode = XK_MODE_GLOBAL;
+	else if (!strcmp(s, "per-task"))
+		*mode = XK_MODE_PER_TASK;
 	else
-		return p_usage(topic, "--mode is immediate or global, not '%s'", s);
+		return p_usage(topic, "--mode is immediate, global or per-task, "
+				      "not '%s'", s);
 	return 0;
+}
+
+static const char *mode_name(int mode)
+{
+	return mode == XK_MODE_GLOBAL ? "global" :
+	       mode == XK_MODE_PER_TASK ? "per-task" : "immediate";
 }
 
 static int parse_value(const char *topic, const char *s, long long *v)
@@ -186,7 +195,7 @@ static void report(const char *verb, const char *name, long long from,
 		json_str(jw, "constant", name);
 		json_int(jw, "old_value", from);
 		json_int(jw, "value", to);
-		json_str(jw, "mode", mode == XK_MODE_GLOBAL ? "global" : "immediate");
+		json_str(jw, "mode", mode_name(mode));
 		if (r->nr_spans)
 			json_int(jw, "spans", r->nr_spans);
 		json_double(jw, "load_ms", r->load_ns / 1e6);
@@ -195,7 +204,7 @@ static void report(const char *verb, const char *name, long long from,
 		return;
 	}
 	printf("%s %s: %lld -> %lld (%s", verb, name, from, to,
-	       mode == XK_MODE_GLOBAL ? "global" : "immediate");
+	       mode_name(mode));
 	if (r->nr_spans)
 		printf(", %d span%s, load %.2f ms", r->nr_spans,
 		       r->nr_spans == 1 ? "" : "s", r->load_ns / 1e6);
@@ -300,12 +309,12 @@ static int set_many(struct load_args *a, int n, char **args)
 	if (json_output) {
 		json_begin_object(jw, NULL);
 		json_int(jw, "constants", n);
-		json_str(jw, "mode", a->mode == XK_MODE_GLOBAL ? "global" : "immediate");
+		json_str(jw, "mode", mode_name(a->mode));
 		json_double(jw, "transition_ms", r.transition_ns / 1e6);
 		json_end_object(jw);
 	} else {
 		printf("set %d constants in one transaction (%s, transition %.2f ms)\n",
-		       n, a->mode == XK_MODE_GLOBAL ? "global" : "immediate",
+		       n, mode_name(a->mode),
 		       r.transition_ns / 1e6);
 	}
 	return 0;

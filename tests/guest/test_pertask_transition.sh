@@ -1,0 +1,43 @@
+#!/bin/bash
+# Why transitions are scoped: golden_pertask() uses G_PT before and after a
+# sleep. Changed immediately, a thread asleep in between mixes both values.
+# Changed per task, that thread keeps the old value for both uses while a
+# thread that starts afterwards uses the new one for both; the transition
+# completes when the old thread leaves.
+. "$(dirname "$0")/lib.sh"
+trap 'echo 1 > $GOLDEN/release 2>/dev/null; cleanup_xk' EXIT
+insmod "$GOLDEN_KO" || fail "insmod xk_golden"
+# a = 1 + N1 before the sleep, b = 15 * 2 + N2 after it: a + 1000 * b
+result() { echo $(( (1 + $1) + 1000 * (30 + $2) )); }
+$XK load G_PT || fail "load"
+
+cat $GOLDEN/pertask > /tmp/pt-imm &
+sleep 1
+$XK set G_PT=70 || fail "immediate set"
+echo 1 > $GOLDEN/release
+wait
+expect_eq "immediate: the sleeping thread mixes 50 and 70" "$(cat /tmp/pt-imm)" "$(result 50 70)"
+$XK set G_PT=50 || fail "reset"
+
+cat $GOLDEN/pertask > /tmp/pt-old &
+sleep 1
+$XK -j set --mode per-task --timeout 20000 G_PT=70 > /tmp/pt-set.json &
+sleep 1
+cat $GOLDEN/pertask > /tmp/pt-new &
+sleep 1
+echo 1 > $GOLDEN/release
+wait
+expect_eq "per task: the old thread keeps 50 for both uses" "$(cat /tmp/pt-old)" "$(result 50 50)"
+expect_eq "per task: the new thread uses 70 for both" "$(cat /tmp/pt-new)" "$(result 70 70)"
+ms=$(jq .transition_ms /tmp/pt-set.json)
+[ "${ms%.*}" -ge 1000 ] || fail "the per-task transition ended after $ms ms, before the old thread left"
+expect_eq "value" "$($XK -j status | jq '.[0].value')" 70
+# per task, not drained in time: the old value again for everyone
+cat $GOLDEN/pertask > /tmp/pt-t &
+sleep 1
+$XK set --mode per-task --timeout 300 G_PT=90 2>/dev/null && fail "per-task transition did not time out"
+expect_eq "value after the timeout" "$($XK -j status | jq '.[0].value')" 70
+echo 1 > $GOLDEN/release
+wait
+expect_eq "thread held through the failed transition" "$(cat /tmp/pt-t)" "$(result 70 70)"
+log "immediate mixed $(cat /tmp/pt-imm); per task: old $(cat /tmp/pt-old), new $(cat /tmp/pt-new), drained after $ms ms"
