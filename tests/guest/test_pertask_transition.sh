@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 trap 'echo 1 > $GOLDEN/release 2>/dev/null; cleanup_xk' EXIT
 insmod "$GOLDEN_KO" || fail "insmod xk_golden"
-# a = 1 + N1 before the sleep, b = 15 * 2 + N2 after it: a + 1000 * b
-result() { echo $(( (1 + $1) + 1000 * (30 + $2) )); }
+# a = 1 + N1 before the sleep, b = 15 + N2 after it: a + 1000 * b
+result() { echo $(( (1 + $1) + 1000 * (15 + $2) )); }
 $XK load G_PT || fail "load"
 
 cat $GOLDEN/pertask > /tmp/pt-imm &

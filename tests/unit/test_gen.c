@@ -117,6 +117,9 @@ EXPECT(GOLDEN, G_DIV, { "golden_div", XK_SPAN_UNSUPPORTED, 0, 0,
 EXPECT(GOLDEN, G_INLINE, { "golden_inl_a", XK_SPAN_REGISTER, 1, 0, NULL },
 			 { "golden_inl_b", XK_SPAN_REGISTER, 1, 0, NULL })
 EXPECT(GOLDEN, G_HOLD, { "golden_hold", XK_SPAN_REGISTER, 1, 0, NULL })
+/* used before and after a sleep: two spans, both in the inverse form */
+EXPECT(GOLDEN, G_PT, { "golden_pertask", XK_SPAN_REGISTER, 1, 0, NULL },
+		     { "golden_pertask", XK_SPAN_REGISTER, 1, 0, NULL })
 /* a static const variable: max(x, V) - V, one span per seed */
 EXPECT(GOLDEN, G_VAR, { "golden_var", XK_SPAN_REGISTER, 1, 0, NULL },
 		      { "golden_var", XK_SPAN_REGISTER, -1, 0, NULL })
@@ -232,7 +235,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_DIV_spans),
-		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans),
+		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(BLK_MAX_REQUEST_COUNT_spans), T(MAX_SOFTIRQ_RESTART_spans),
 		T(MAX_SOFTIRQ_TIME_spans), T(SHRINK_BATCH_spans),
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
