@@ -473,7 +473,7 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	char tail[2048], qemu[XK_PATH_MAX];
 	pid_t vfsd = 0, qpid = 0;
 	int pipefd[2] = { -1, -1 };
-	struct relay r = { .out_fd = OPTS_GET(opts, out_fd, 1),
+	struct relay r = { .out_fd = OPTS_GET(opts, out_fd, 1) ?: 1,
 			   .exit_status = -1 };
 	double start = xk_now();
 	int err;

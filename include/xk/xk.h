@@ -106,7 +106,8 @@ struct xk_vm_opts {
 	int smp;			/* 0: 2 */
 	bool interactive;		/* attach the terminal (xk vm shell) */
 	bool deterministic;		/* single-threaded TCG with -icount */
-	int out_fd;			/* where the command's output goes; -1: capture only */
+	int out_fd;			/* where the command's output goes (0: stdout);
+					 * -1: captured only (in the result) */
 	const char *cwd;		/* guest working directory; NULL: ours */
 };
 
