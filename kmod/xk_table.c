@@ -91,7 +91,38 @@ static int check_desc(const struct xk_ioc_span *d, int idx, char *error)
  * symbol and its size, and the bytes from the span's start to the end of
  * the probed instruction.
  */
+static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
+		       char *error);
+
+/*
+ * Resolves the span's function: by name, or, when the name repeats, the
+ * copy among the candidates whose symbol, size and bytes all match.
+ */
 static int validate_span(struct xk_span *s, int idx, char *error)
+{
+	int err = -ESTALE;
+
+	if (!s->desc.nr_cands)
+		return validate_at(s, idx, 0, error);
+	if (s->desc.nr_cands > XK_MAX_CANDS)
+		return xk_error(error, "span %d: %u candidates", idx,
+				s->desc.nr_cands), -EINVAL;
+	for (u32 i = 0; i < s->desc.nr_cands && err; i++) {
+		err = validate_at(s, idx, s->desc.cands[i], error);
+		if (err && s->rewrite_registered) {
+			unregister_kprobe(&s->rewrite);
+			s->rewrite_registered = false;
+		}
+	}
+	if (err)
+		xk_error(error, "span %d: none of the %u functions named %s holds the "
+			 "expected bytes: the table was made for another kernel build",
+			 idx, s->desc.nr_cands, s->desc.func);
+	return err;
+}
+
+static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
+		       char *error)
 {
 	const struct xk_ioc_span *d = &s->desc;
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
@@ -100,8 +131,13 @@ static int validate_span(struct xk_span *s, int idx, char *error)
 	int err;
 	u32 i;
 
-	s->rewrite.symbol_name = d->func;
-	s->rewrite.offset = d->probe;
+	memset(&s->rewrite, 0, sizeof(s->rewrite));
+	if (func_addr) {
+		s->rewrite.addr = (kprobe_opcode_t *)(func_addr + d->probe);
+	} else {
+		s->rewrite.symbol_name = d->func;
+		s->rewrite.offset = d->probe;
+	}
 	s->rewrite.pre_handler = xk_rewrite_handler;
 	s->rewrite.flags = KPROBE_FLAG_DISABLED;
 	err = register_kprobe(&s->rewrite);

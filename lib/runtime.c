@@ -2,6 +2,7 @@
 /* libxk: talking to xkernel.ko through /dev/xkernel. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -59,6 +60,39 @@ static void to_ioc_span(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 }
 
+/*
+ * Functions whose name the kernel has more than once (static functions of
+ * several files): every copy's address, for the module to choose by bytes.
+ */
+static void add_candidates(struct xk_ioc_span *spans, int n)
+{
+	char *text, *line;
+
+	if (xk_read_file("/proc/kallsyms", &text, NULL))
+		return;
+	for (line = text; *line;) {
+		char *end = strchrnul(line, '\n'), *name;
+		unsigned long long addr = strtoull(line, &name, 16);
+		bool last = !*end;
+
+		*end = '\0';
+		if (name[0] == ' ' && (name[1] == 't' || name[1] == 'T') && name[2] == ' ') {
+			name += 3;
+			name[strcspn(name, " \t")] = '\0';
+			for (int i = 0; i < n; i++)
+				if (!strcmp(spans[i].func, name) &&
+				    spans[i].nr_cands < XK_MAX_CANDS)
+					spans[i].cands[spans[i].nr_cands++] = addr;
+		}
+		line = last ? end : end + 1;
+	}
+	free(text);
+	/* a unique name: the module resolves it itself */
+	for (int i = 0; i < n; i++)
+		if (spans[i].nr_cands < 2)
+			spans[i].nr_cands = 0;
+}
+
 int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	       unsigned int timeout_ms, struct xk_rt_result *res)
 {
@@ -87,6 +121,7 @@ int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 		return xk_err(-E2BIG, "%s: %d spans, the module takes %d",
 			      t->constant, n, XK_MAX_SPANS);
 	}
+	add_candidates(spans, n);
 	xk_strlcpy(req.name, t->constant, sizeof(req.name));
 	req.nr_spans = n;
 	req.def = t->def;

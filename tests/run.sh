@@ -42,7 +42,7 @@ prepare_tables() {
 	for c in BLK_MAX_REQUEST_COUNT SHRINK_BATCH; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
-	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD G_VAR G_PT; do
+	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD G_VAR G_PT G_DUP; do
 		build/xk -q gen --catalog tests/fixtures/golden/golden.conf "$c" \
 			>/dev/null || return 1
 	done

@@ -25,6 +25,7 @@
 #define XK_MAX_LOCS 2
 #define XK_MAX_EXITS 16
 #define XK_MAX_RANGES 16
+#define XK_MAX_CANDS 8
 
 /* how a new value takes effect */
 enum xk_mode {
@@ -60,6 +61,11 @@ struct xk_ioc_span {
 	__u32 nr_ranges;
 	__u32 pad2;
 	__u64 ranges[XK_MAX_RANGES][2];	/* safe span: [from, to) in func */
+	/* a static function whose name repeats: the addresses of every copy
+	 * (from kallsyms); the module takes the one whose bytes match */
+	__u32 nr_cands;
+	__u32 pad3;
+	__u64 cands[XK_MAX_CANDS];
 };
 
 struct xk_ioc_version {

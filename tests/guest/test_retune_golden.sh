@@ -17,7 +17,7 @@ expect_field 5 fold $((5 + 12 * 4 + 3))
 expect_field 5 store 1000
 expect_field 1000 var 960
 
-LT=3 LE=30 FOLD=100 TWICE=5 STORE=4242 INL=10 VAR=7
+LT=3 LE=30 FOLD=100 TWICE=5 STORE=4242 INL=10 VAR=7 DUP=6
 $XK set G_LT=$LT || fail "set G_LT"
 $XK set G_LE=$LE || fail "set G_LE"
 $XK set G_FOLD=$FOLD || fail "set G_FOLD"
@@ -25,6 +25,9 @@ $XK set G_TWICE=$TWICE || fail "set G_TWICE"
 $XK set G_STORE=$STORE || fail "set G_STORE"
 $XK set G_INLINE=$INL || fail "set G_INLINE"
 $XK set G_VAR=$VAR || fail "set G_VAR (a const variable)"
+# s_start() is also the name of static functions of the kernel
+[ "$(grep -c ' t s_start$' /proc/kallsyms)" -ge 2 ] || fail "s_start is not a repeated name"
+$XK set G_DUP=$DUP || fail "set G_DUP (a repeated function name)"
 $XK status
 for x in 5 15 25 1000; do
 	expect_field $x lt $([ $x -lt $LT ] && echo 1 || echo 2)
@@ -35,9 +38,10 @@ for x in 5 15 25 1000; do
 	inl() { [ "$1" -gt $INL ] && echo $INL || echo "$1"; }
 	expect_field $x inline "$(( $(inl $x) + 1 )),$(inl $((x * 3)))"
 	expect_field $x var $([ $x -gt $VAR ] && echo $((x - VAR)) || echo 0)
+	expect_field $x dup $((x ^ DUP))
 done
 $XK unload --all
 expect_field 5 lt 1
 expect_field 5 fold $((5 + 12 * 4 + 3))
 [ "$(probes_left)" = 0 ] || fail "probes left after unload"
-log "seven constants of the golden module retuned and restored"
+log "eight constants of the golden module retuned and restored"
