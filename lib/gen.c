@@ -45,6 +45,25 @@ static void free_ctx(struct func_ctx *c)
 	free(c->seed);
 }
 
+/* Where control goes after instruction i, inside the function: 0 to 2. */
+static int successors(const struct func_ctx *c, size_t i, size_t succ[2])
+{
+	const struct xk_insn *in = &c->base.insn[i];
+	int ns = 0;
+
+	if (in->is_ret)
+		return 0;
+	if (in->target >= 0 && !in->is_call) {
+		ssize_t t = xk_code_index(&c->base, in->target);
+
+		if (t >= 0)
+			succ[ns++] = t;
+	}
+	if ((!in->is_branch || in->is_cond) && i + 1 < c->base.nr)
+		succ[ns++] = i + 1;
+	return ns;
+}
+
 static int mark_blocks(struct func_ctx *c)
 {
 	size_t n = c->base.nr;
@@ -509,7 +528,7 @@ static int used_width(const struct func_ctx *c, size_t probe_idx, int reg)
 {
 	size_t n = c->base.nr;
 	bool *seen = calloc(n, sizeof(bool));
-	size_t *stack = calloc(n + 1, sizeof(size_t)), sp = 0;
+	size_t *stack = calloc(2 * n + 2, sizeof(size_t)), sp = 0;
 	int width = 8;
 
 	if (!seen || !stack) {
@@ -568,21 +587,10 @@ static int used_width(const struct func_ctx *c, size_t probe_idx, int reg)
 			if (reg == XK_RAX || reg == XK_R10 || reg == XK_R11)
 				killed = true;
 		}
-		if (in->is_ret) {
-			if (reg == XK_RAX)
-				width = 64;
-			continue;
-		}
-		if (killed)
-			continue;
-		if (in->target >= 0 && !in->is_call) {
-			ssize_t t = xk_code_index(&c->base, in->target);
-
-			if (t >= 0)
-				stack[sp++] = t;
-		}
-		if ((!in->is_branch || in->is_cond) && i + 1 < n)
-			stack[sp++] = i + 1;
+		if (in->is_ret && reg == XK_RAX)
+			width = 64;
+		if (!killed)
+			sp += successors(c, i, stack + sp);
 	}
 	free(seen);
 	free(stack);
@@ -859,18 +867,9 @@ static int slice_forward(struct func_ctx *c, struct xk_scope_span *sp,
 				is_exit[i + 1] = true;
 			continue;
 		}
-		if (in->is_ret) {
+		if (in->is_ret)
 			is_exit[i] = true;	/* the thread leaves the function */
-			continue;
-		}
-		if (in->target >= 0 && !in->is_call) {
-			ssize_t ti = xk_code_index(&c->base, in->target);
-
-			if (ti >= 0)
-				succ[ns++] = ti;
-		}
-		if ((!in->is_branch || in->is_cond) && i + 1 < n)
-			succ[ns++] = i + 1;
+		ns = successors(c, i, succ);
 		for (int k = 0; k < ns; k++) {
 			if (taint_merge(&in_state[succ[k]], &t) && !queued[succ[k]]) {
 				queued[succ[k]] = true;
