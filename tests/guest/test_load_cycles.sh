@@ -2,7 +2,9 @@
 # 100 load/unload cycles while fio runs on null_blk leave no probe, no
 # module reference and (checked by the runner) no oops or warning behind.
 . "$(dirname "$0")/lib.sh"
-trap 'cleanup_xk; rmmod null_blk 2>/dev/null' EXIT
+fio_pid=
+# a failing cycle must not leave the workload running into the next test
+trap '[ -n "$fio_pid" ] && kill $fio_pid 2>/dev/null && wait $fio_pid 2>/dev/null; cleanup_xk; rmmod null_blk 2>/dev/null' EXIT
 modprobe null_blk nr_devices=1 || fail "null_blk"
 fio --name=bg --filename=/dev/nullb0 --rw=randread --bs=4k --iodepth=16 \
 	--ioengine=io_uring --time_based --runtime=600 --numjobs=1 >/dev/null 2>&1 &
@@ -15,6 +17,7 @@ for i in $(seq 100); do
 	$XK -q unload BLK_MAX_REQUEST_COUNT >/dev/null || fail "unload $i"
 done
 kill $fio_pid; wait $fio_pid 2>/dev/null
+fio_pid=
 [ "$(probes_left)" = 0 ] || fail "probes left: $(cat /sys/kernel/debug/kprobes/list)"
 refs=$(awk '$1 == "xkernel" { print $3 }' /proc/modules)
 expect_eq "module references" "$refs" 0
