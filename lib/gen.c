@@ -981,7 +981,9 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 	return err;
 }
 
-static int add_span(struct xk_scope *t, struct xk_scope_span **sp)
+/* A new span of the table, in function f of the object being analysed. */
+static int add_span(struct xk_scope *t, const struct gen_input *in,
+		    const struct xk_sym *f, struct xk_scope_span **sp)
 {
 	struct xk_scope_span *bigger;
 
@@ -991,6 +993,9 @@ static int add_span(struct xk_scope *t, struct xk_scope_span **sp)
 	t->spans = bigger;
 	*sp = &t->spans[t->nr_spans++];
 	memset(*sp, 0, sizeof(**sp));
+	xk_strlcpy((*sp)->object, in->object, sizeof((*sp)->object));
+	xk_strlcpy((*sp)->func, f->name, sizeof((*sp)->func));
+	(*sp)->func_size = f->sym.st_size;
 	return 0;
 }
 
@@ -1009,10 +1014,7 @@ static int analyse_function(const struct gen_input *in, const struct xk_sym *fb,
 		struct xk_scope_span *sp;
 
 		/* the code moved, but no immediate carries the constant */
-		if (other_diff && !add_span(t, &sp)) {
-			xk_strlcpy(sp->object, in->object, sizeof(sp->object));
-			xk_strlcpy(sp->func, fb->name, sizeof(sp->func));
-			sp->func_size = fb->sym.st_size;
+		if (other_diff && !add_span(t, in, fb, &sp)) {
 			span_why(sp, "the code changes with the constant but no "
 				     "immediate carries it (a different instruction "
 				     "form or schedule)");
@@ -1032,12 +1034,9 @@ static int analyse_function(const struct gen_input *in, const struct xk_sym *fb,
 			if (c.seed[j])
 				end = j;
 		}
-		err = add_span(t, &sp);
+		err = add_span(t, in, fb, &sp);
 		if (err)
 			break;
-		xk_strlcpy(sp->object, in->object, sizeof(sp->object));
-		xk_strlcpy(sp->func, fb->name, sizeof(sp->func));
-		sp->func_size = fb->sym.st_size;
 		err = analyse_span(&c, i, end, sp);
 		/*
 		 * A group that fails as one span may work as one span per seed:
@@ -1052,12 +1051,9 @@ static int analyse_function(const struct gen_input *in, const struct xk_sym *fb,
 			for (size_t j = i; j <= end && !err; j++) {
 				if (!c.seed[j])
 					continue;
-				err = add_span(t, &sp);
+				err = add_span(t, in, fb, &sp);
 				if (err)
 					break;
-				xk_strlcpy(sp->object, in->object, sizeof(sp->object));
-				xk_strlcpy(sp->func, fb->name, sizeof(sp->func));
-				sp->func_size = fb->sym.st_size;
 				err = analyse_span(&c, j, j, sp);
 				bad += sp->cls == XK_SPAN_UNSUPPORTED;
 			}
@@ -1119,11 +1115,8 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 			struct xk_scope_span *sp;
 
 			/* inlined or dropped in some build: nothing to align */
-			err = add_span(t, &sp);
+			err = add_span(t, in, f, &sp);
 			if (!err) {
-				xk_strlcpy(sp->object, in->object, sizeof(sp->object));
-				xk_strlcpy(sp->func, f->name, sizeof(sp->func));
-				sp->func_size = f->sym.st_size;
 				span_why(sp, "the function does not exist in every build "
 					     "(inlined or removed with another value)");
 			}
