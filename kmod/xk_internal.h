@@ -12,6 +12,7 @@
 #include "xk/xk_ioctl.h"
 
 #define XK_MAX_TRACKED 256	/* tasks inside safe spans during a transition */
+#define XK_MAX_PINS 64		/* threads holding a policy's value in a safe span */
 
 struct xk_const;
 
@@ -32,6 +33,7 @@ struct xk_span {
 	unsigned long start_addr;	/* the critical span's first byte */
 	unsigned long func_addr;	/* the function's (safe-span ranges) */
 	unsigned long mem_addr[XK_MAX_LOCS];	/* rip-relative locations */
+	unsigned long probe_addr;	/* the probe point (kernel address) */
 	atomic64_t hits;
 	bool rewrite_registered, entry_registered;
 	int nr_exit_registered;
@@ -64,9 +66,28 @@ struct xk_tx {
 	bool per_task;			/* new entrants are not counted */
 };
 
-/* One constant with its spans. Freed only under xk_lock, after unregistering. */
+/* A thread that chose a policy value and has not left the safe span. */
+struct xk_pin {
+	struct task_struct *task;
+	unsigned long sp;		/* its stack pointer when it chose */
+	s64 value;
+};
+
+/* An eBPF policy's figures for one context (xk_ioc_context). */
+struct xk_ctx_stat {
+	char label[XK_LABEL_MAX];
+	s64 value;
+	u64 hits, clamped;
+};
+
+/*
+ * One constant with its spans. On xk_consts (RCU: the kfuncs read it from
+ * BPF programs); changed and freed only under xk_lock, after list_del_rcu()
+ * and a grace period.
+ */
 struct xk_const {
 	struct list_head node;
+	struct list_head gone_node;	/* unload: waiting for a grace period */
 	char name[XK_NAME_MAX];
 	s64 value;			/* in force: read by the handlers */
 	s64 def, min, max;
@@ -83,6 +104,16 @@ struct xk_const {
 	struct xk_tx *tx;		/* the transition under way, or NULL */
 	bool per_task;			/* tracked threads still use old_value */
 	s64 old_value;
+
+	/* values chosen by an eBPF policy (xk_policy.c); empty: by xk set */
+	char policy[XK_NAME_MAX];
+	raw_spinlock_t policy_lock;	/* pins and contexts */
+	struct xk_pin pins[XK_MAX_PINS];
+	struct xk_ctx_stat ctxs[XK_MAX_CONTEXTS];
+	int nr_ctxs;
+	u64 other_ctxs;
+	atomic64_t pol_sets, pol_clamped, pol_pinned, pol_writes, pol_refused,
+		   pol_exits;
 };
 
 extern struct mutex xk_lock;		/* the list and every load/set/unload */
@@ -98,6 +129,13 @@ void xk_const_destroy(struct xk_const *c);
 int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs);
 int xk_entry_handler(struct kprobe *p, struct pt_regs *regs);
 int xk_exit_handler(struct kprobe *p, struct pt_regs *regs);
+void xk_regs_to_array(const struct pt_regs *r, u64 *a);
+void xk_write_locations(struct xk_span *s, struct pt_regs *regs,
+			const u64 *in, const u64 *out);
+
+/* xk_policy.c */
+int xk_policy_init(void);
+extern atomic64_t xk_refused_outside;
 
 /* xk_transition.c */
 int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,

@@ -81,6 +81,10 @@ static long ioctl_set(void __user *uarg)
 	if (!c) {
 		xk_error(req.error, "%s is not loaded (xk load first)", req.name);
 		err = -ENOENT;
+	} else if (c->policy[0]) {
+		xk_error(req.error, "%s: its values are chosen by policy %s (xk "
+			 "unload it first)", req.name, c->policy);
+		err = -EBUSY;
 	} else {
 		req.old_value = c->value;
 		err = xk_transition(c, req.value, req.mode, req.timeout_ms,
@@ -119,6 +123,10 @@ static long ioctl_set_many(void __user *uarg)
 			xk_error(req->error, "%s is not loaded (xk load first)",
 				 req->names[i]);
 			err = -ENOENT;
+		} else if (tx->c[i]->policy[0]) {
+			xk_error(req->error, "%s: its values are chosen by policy %s",
+				 req->names[i], tx->c[i]->policy);
+			err = -EBUSY;
 		}
 		for (u32 j = 0; j < i && !err; j++) {
 			if (tx->c[j] == tx->c[i]) {
@@ -157,6 +165,32 @@ static long ioctl_unload(void __user *uarg)
 	return err;
 }
 
+/* Under xk_lock: a policy-driven constant's figures. */
+static void status_policy(struct xk_const *c, struct xk_ioc_status *req)
+{
+	unsigned long flags;
+
+	if (!c->policy[0])
+		return;
+	strscpy(req->policy, c->policy, sizeof(req->policy));
+	req->pol_sets = atomic64_read(&c->pol_sets);
+	req->pol_clamped = atomic64_read(&c->pol_clamped);
+	req->pol_pinned = atomic64_read(&c->pol_pinned);
+	req->pol_writes = atomic64_read(&c->pol_writes);
+	req->pol_refused = atomic64_read(&c->pol_refused);
+	req->pol_exits = atomic64_read(&c->pol_exits);
+	raw_spin_lock_irqsave(&c->policy_lock, flags);
+	req->nr_contexts = c->nr_ctxs;
+	for (int i = 0; i < c->nr_ctxs; i++) {
+		memcpy(req->contexts[i].label, c->ctxs[i].label, XK_LABEL_MAX);
+		req->contexts[i].value = c->ctxs[i].value;
+		req->contexts[i].hits = c->ctxs[i].hits;
+		req->contexts[i].clamped = c->ctxs[i].clamped;
+	}
+	req->pol_other_contexts = c->other_ctxs;
+	raw_spin_unlock_irqrestore(&c->policy_lock, flags);
+}
+
 static long ioctl_status(void __user *uarg)
 {
 	struct xk_ioc_status *req;
@@ -193,8 +227,10 @@ static long ioctl_status(void __user *uarg)
 			st->addr = (unsigned long)c->spans[i].rewrite.addr;
 			st->hits = atomic64_read(&c->spans[i].hits);
 		}
+		status_policy(c, req);
 		break;
 	}
+	req->refused_outside = atomic64_read(&xk_refused_outside);
 	mutex_unlock(&xk_lock);
 	if (copy_to_user(uarg, req, sizeof(*req)))
 		err = -EFAULT;
@@ -252,8 +288,13 @@ static struct miscdevice xk_misc = {
 
 static int __init xk_init(void)
 {
-	int err = misc_register(&xk_misc);
+	int err = xk_policy_init();
 
+	if (err) {
+		pr_err("cannot register the policy kfuncs (%d)\n", err);
+		return err;
+	}
+	err = misc_register(&xk_misc);
 	if (err)
 		return err;
 	pr_info("loaded, control device /dev/%s (ABI %d)\n", xk_misc.name,

@@ -11,7 +11,7 @@
 
 #include "xk_internal.h"
 
-static void regs_to_array(const struct pt_regs *r, u64 *a)
+void xk_regs_to_array(const struct pt_regs *r, u64 *a)
 {
 	a[XK_RAX] = r->ax; a[XK_RCX] = r->cx; a[XK_RDX] = r->dx;
 	a[XK_RBX] = r->bx; a[XK_RSP] = r->sp; a[XK_RBP] = r->bp;
@@ -53,6 +53,34 @@ static void write_mem(unsigned long addr, u64 v, unsigned int width)
 	}
 }
 
+/*
+ * Writes a span's locations: out[i] for location i; in holds the registers
+ * as they were at the probe point (memory bases). Runs in the probed context
+ * (the rewrite handler, or xk_write_kernel in a policy's program).
+ */
+void xk_write_locations(struct xk_span *s, struct pt_regs *regs,
+			const u64 *in, const u64 *out)
+{
+	for (u32 i = 0; i < s->desc.nr_locs; i++) {
+		const struct xk_ioc_loc *l = &s->desc.locs[i];
+		u64 mask = xk_mask(l->width);
+
+		if (l->kind == XK_LOC_FLAGS) {
+			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
+				      (out[i] & XK_EFLAGS_ARITH);
+		} else if (l->kind == XK_IOC_LOC_MEM && l->base == XK_BASE_RIP) {
+			write_mem(s->mem_addr[i], out[i], l->width);
+		} else if (l->kind == XK_IOC_LOC_MEM) {
+			write_mem(in[l->base % XK_NR_REGS] + l->disp, out[i],
+				  l->width);
+		} else {
+			unsigned long *slot = reg_slot(regs, l->kind);
+
+			*slot = (*slot & ~mask) | (out[i] & mask);
+		}
+	}
+}
+
 static struct xk_tracked *find_tracked(struct xk_const *c, struct task_struct *t)
 {
 	for (int i = 0; i < XK_MAX_TRACKED; i++)
@@ -88,27 +116,11 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
 	}
 	if (n == c->def)
 		return 0;
-	regs_to_array(regs, in);
+	xk_regs_to_array(regs, in);
 	/* compute all first: a location may be another's input */
 	for (i = 0; i < s->desc.nr_locs; i++)
 		out[i] = xk_expr_eval(&s->desc.locs[i].expr, in, n);
-	for (i = 0; i < s->desc.nr_locs; i++) {
-		const struct xk_ioc_loc *l = &s->desc.locs[i];
-		u64 mask = xk_mask(l->width);
-
-		if (l->kind == XK_LOC_FLAGS) {
-			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
-				      (out[i] & XK_EFLAGS_ARITH);
-		} else if (l->kind == XK_IOC_LOC_MEM && l->base == XK_BASE_RIP) {
-			write_mem(s->mem_addr[i], out[i], l->width);
-		} else if (l->kind == XK_IOC_LOC_MEM) {
-			write_mem(in[l->base % XK_NR_REGS] + l->disp, out[i], l->width);
-		} else {
-			unsigned long *slot = reg_slot(regs, l->kind);
-
-			*slot = (*slot & ~mask) | (out[i] & mask);
-		}
-	}
+	xk_write_locations(s, regs, in, out);
 	atomic64_inc(&s->hits);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
+#include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -154,7 +155,8 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		return xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
 				"expects a %llu-byte function (another build?)", idx,
 				d->func, d->probe, sym, d->func_size), -ESTALE;
-	s->start_addr = (unsigned long)s->rewrite.addr - (d->probe - d->start);
+	s->probe_addr = (unsigned long)s->rewrite.addr;
+	s->start_addr = s->probe_addr - (d->probe - d->start);
 	s->func_addr = s->start_addr - d->start;
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
@@ -220,6 +222,10 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		return xk_error(req->error, "%s: value %lld is out of bounds [%lld, "
 				"%lld]", req->name, req->value, req->min, req->max),
 		       -ERANGE;
+	req->policy[XK_NAME_MAX - 1] = '\0';
+	if (req->policy[0] && req->value != req->def)
+		return xk_error(req->error, "%s: a policy chooses the values; load it "
+				"at its default %lld", req->name, req->def), -EINVAL;
 	if (req->mode > XK_MODE_PER_TASK)
 		return xk_error(req->error, "unknown mode %u", req->mode), -EINVAL;
 	if (xk_find_const(req->name))
@@ -240,6 +246,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	c->max = req->max;
 	c->nr_spans = req->nr_spans;
 	raw_spin_lock_init(&c->track_lock);
+	raw_spin_lock_init(&c->policy_lock);
+	strscpy(c->policy, req->policy, sizeof(c->policy));
 
 	for (i = 0; i < c->nr_spans; i++) {
 		struct xk_span *s = &c->spans[i];
@@ -259,8 +267,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		if (err)
 			goto err_destroy;
 	}
-	/* everything matched: arm */
-	for (i = 0; i < c->nr_spans; i++) {
+	/* everything matched: arm (a policy's own programs write instead) */
+	for (i = 0; i < c->nr_spans && !c->policy[0]; i++) {
 		err = enable_kprobe(&c->spans[i].rewrite);
 		if (err) {
 			xk_error(req->error, "span %d: cannot arm %s+%#llx (%d)", i,
@@ -269,11 +277,14 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		}
 	}
 	c->loaded_ns = ktime_get_ns();
-	list_add_tail(&c->node, &xk_consts);
+	list_add_tail_rcu(&c->node, &xk_consts);
 	req->load_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
-	pr_info("load %s: %d spans armed by %s[%d] uid %u (%llu us)\n", c->name,
-		c->nr_spans, current->comm, task_pid_nr(current),
+	pr_info("load %s: %d spans %s by %s[%d] uid %u (%llu us)\n", c->name,
+		c->nr_spans, c->policy[0] ? "validated for a policy" : "armed",
+		current->comm, task_pid_nr(current),
 		from_kuid(&init_user_ns, current_uid()), req->load_ns / 1000);
+	if (c->policy[0])
+		pr_info("load %s: values chosen by policy %s\n", c->name, c->policy);
 
 	if (req->value != c->def) {
 		err = xk_transition(c, req->value, req->mode, req->timeout_ms,
@@ -282,7 +293,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		if (err) {
 			/* nothing half-applied: a table that cannot take its
 			 * value is removed again */
-			list_del(&c->node);
+			list_del_rcu(&c->node);
+			synchronize_rcu();
 			pr_info("load %s: transition failed, unloaded\n", c->name);
 			xk_const_destroy(c);
 			return err;
@@ -296,22 +308,32 @@ err_destroy:
 	return err;
 }
 
+/*
+ * Takes the constants off the list first, then waits for a grace period:
+ * a policy's program may be inside a kfunc looking at them (RCU reader).
+ */
 int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 {
 	struct xk_const *c, *tmp;
+	LIST_HEAD(gone);
 
 	*nr = 0;
 	list_for_each_entry_safe(c, tmp, &xk_consts, node) {
 		if (!all && strcmp(c->name, name))
 			continue;
-		list_del(&c->node);
-		pr_info("unload %s by %s[%d] uid %u: value %lld -> %lld (compiled-in)\n",
+		list_del_rcu(&c->node);
+		pr_info("unload %s by %s[%d] uid %u: value %lld -> %lld (compiled-in)%s%s\n",
 			c->name, current->comm, task_pid_nr(current),
-			from_kuid(&init_user_ns, current_uid()), c->value, c->def);
-		xk_const_destroy(c);
+			from_kuid(&init_user_ns, current_uid()), c->value, c->def,
+			c->policy[0] ? ", policy " : "", c->policy);
+		list_add(&c->gone_node, &gone);
 		(*nr)++;
 	}
 	if (!all && !*nr)
 		return xk_error(error, "%s is not loaded", name), -ENOENT;
+	if (*nr)
+		synchronize_rcu();
+	list_for_each_entry_safe(c, tmp, &gone, gone_node)
+		xk_const_destroy(c);
 	return 0;
 }

@@ -18,11 +18,18 @@
 #ifndef XK_EXPR_H
 #define XK_EXPR_H
 
+#if defined(__bpf__)
+/* an eBPF policy: the types come from vmlinux.h, included first */
+#ifndef EINVAL
+#define EINVAL 22
+#endif
+#else
 #include <linux/types.h>
 #ifdef __KERNEL__
 #include <linux/errno.h>
 #else
 #include <errno.h>
+#endif
 #endif
 
 #define XK_EXPR_MAX_INSNS 48

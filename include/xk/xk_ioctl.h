@@ -15,7 +15,7 @@
 #include "xk/expr.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 2
+#define XK_ABI_VERSION 3
 
 #define XK_NAME_MAX 64
 #define XK_FUNC_MAX 128
@@ -26,6 +26,8 @@
 #define XK_MAX_EXITS 16
 #define XK_MAX_RANGES 16
 #define XK_MAX_CANDS 8
+#define XK_MAX_CONTEXTS 16	/* per-context figures kept for a policy */
+#define XK_LABEL_MAX 16
 
 /* how a new value takes effect */
 enum xk_mode {
@@ -86,6 +88,9 @@ struct xk_ioc_load {
 	char error[XK_ERROR_MAX];	/* out */
 	__u64 load_ns;		/* out: validation and arming */
 	__u64 transition_ns;	/* out */
+	/* non-empty: an eBPF policy (Xk-tune) chooses the values; the
+	 * module's own probes stay disarmed and value must be def */
+	char policy[XK_NAME_MAX];
 };
 
 struct xk_ioc_set {
@@ -130,6 +135,14 @@ struct xk_ioc_span_status {
 	__u64 hits;		/* rewrites done */
 };
 
+/* What a policy chose in one context (the label it passed to xk_set). */
+struct xk_ioc_context {
+	char label[XK_LABEL_MAX];
+	__s64 value;		/* the last value chosen here */
+	__u64 hits;		/* xk_set calls */
+	__u64 clamped;		/* ... whose value was out of bounds */
+};
+
 struct xk_ioc_status {
 	__u32 size;
 	__u32 index;		/* in: the index-th constant */
@@ -142,6 +155,21 @@ struct xk_ioc_status {
 	__u32 last_mode;
 	__u32 pad;
 	struct xk_ioc_span_status spans[XK_MAX_SPANS];
+	/* a policy-driven constant */
+	char policy[XK_NAME_MAX];
+	__u64 pol_sets;		/* xk_set calls */
+	__u64 pol_clamped;	/* values clamped to the bounds */
+	__u64 pol_pinned;	/* calls answered with the thread's pinned value */
+	__u64 pol_writes;	/* writes done by xk_write_kernel */
+	__u64 pol_refused;	/* writes refused at this constant's spans */
+	__u64 pol_exits;	/* xk_transition_done calls */
+	__u64 pol_other_contexts;	/* xk_set calls past XK_MAX_CONTEXTS labels */
+	__u32 nr_contexts;
+	__u32 pad2;
+	struct xk_ioc_context contexts[XK_MAX_CONTEXTS];
+	/* every constant: kfunc calls refused because the program was not
+	 * at the probe point of a policy-driven span */
+	__u64 refused_outside;
 };
 
 #define XK_IOC_MAGIC 'X'
