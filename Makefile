@@ -13,7 +13,7 @@ BUILD   := build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
            -Iinclude -MMD -MP
-LDLIBS  := -lelf -lcapstone
+LDLIBS  := -lbpf -lelf -lcapstone
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vm/guest-init.o
@@ -26,9 +26,36 @@ XK      := $(BUILD)/xk
 # the target kernel's headers, from the cache (empty until xk kernel fetch)
 KHEADERS ?= $(shell $(XK) -q kernel info --field headers 2>/dev/null)
 
-.PHONY: all kmod check demo clean
+# eBPF policies (Xk-tunes): examples in bpf/, test fixtures in tests/
+BPF_OUT   := $(BUILD)/bpf
+BPF_SRCS  := $(wildcard bpf/*.bpf.c tests/fixtures/policies/*.bpf.c)
+POLICIES  := $(patsubst %.bpf.c,$(BPF_OUT)/%.bpf.o,$(notdir $(BPF_SRCS)))
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+              -I$(BPF_OUT) -I$(BPF_OUT)/glue -Ibpf -Iinclude
+vpath %.bpf.c bpf tests/fixtures/policies
+
+.PHONY: all kmod policies check demo clean
 all: $(XK) $(UNIT_BINS)
-	@if [ -n "$(KHEADERS)" ]; then $(MAKE) --no-print-directory kmod; fi
+	@if [ -n "$(KHEADERS)" ]; then $(MAKE) --no-print-directory kmod policies; fi
+
+policies: $(POLICIES)
+
+# the types of the target kernel, from its BTF (CO-RE relocates the rest)
+$(BPF_OUT)/vmlinux.h: | $(XK)
+	@if [ -z "$(KHEADERS)" ]; then \
+		echo "make policies: no target kernel; run '$(XK) kernel fetch' first" >&2; exit 1; fi
+	@mkdir -p $(dir $@)
+	bpftool btf dump file $(KHEADERS)/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+# a policy's glue: one header per constant it includes as "NAME.xk.h",
+# made by xk gen from the scope table (analysis cached: fractions of a second)
+$(BPF_OUT)/%.bpf.o: %.bpf.c $(BPF_OUT)/vmlinux.h bpf/xk_policy.h \
+		include/xk/policy.h include/xk/expr.h $(XK) catalog/constants.conf
+	@mkdir -p $(BPF_OUT)/glue
+	@for k in $$(sed -n 's/^#include "\([A-Z0-9_]*\)\.xk\.h"/\1/p' $<); do \
+		echo "  GLUE    $$k"; \
+		$(XK) -q gen $$k --glue $(BPF_OUT)/glue/$$k.xk.h >/dev/null || exit 1; done
+	clang $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

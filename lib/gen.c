@@ -923,6 +923,127 @@ out:
  * until its inputs are live at the probe), or the inverse form (the seeds
  * alone, the result corrected by what the parameters add).
  */
+/* ---- the function's arguments at the probe point, for policies ---- */
+
+static const int abi_args[XK_SCOPE_MAX_ARGS] = {
+	XK_RDI, XK_RSI, XK_RDX, XK_RCX, XK_R8, XK_R9,
+};
+
+/*
+ * What instruction in does to the argument map (register -> argument).
+ * fentry: the __fentry__ call opening the function, which preserves all.
+ */
+static void args_step(const struct xk_insn *in, bool fentry, int8_t *map)
+{
+	const cs_x86_op *o0 = &in->x86.operands[0], *o1 = &in->x86.operands[1];
+	int8_t copy = -1;
+	int w0, w1;
+
+	if (in->id == X86_INS_MOV && in->x86.op_count == 2 &&
+	    o0->type == X86_OP_REG && o1->type == X86_OP_REG &&
+	    xk_gpr(o0->reg, &w0, NULL) >= 0 && xk_gpr(o1->reg, &w1, NULL) >= 0 &&
+	    w0 == 64 && w1 == 64)
+		copy = map[xk_gpr(o1->reg, NULL, NULL)];
+	for (int i = 0; i < in->nr_write; i++) {
+		int g = xk_gpr(in->regs_write[i], NULL, NULL);
+
+		if (g >= 0)
+			map[g] = -1;
+	}
+	if (in->is_call && !fentry) {
+		static const int clobbered[] = { XK_RAX, XK_RCX, XK_RDX, XK_RSI,
+			XK_RDI, XK_R8, XK_R9, XK_R10, XK_R11 };
+
+		for (size_t i = 0; i < ARRAY_SIZE(clobbered); i++)
+			map[clobbered[i]] = -1;
+	}
+	if (copy >= 0)
+		map[xk_gpr(o0->reg, NULL, NULL)] = copy;
+}
+
+/*
+ * Which register holds each of the function's register arguments at the
+ * probe point, on every path from the entry: a forward must-analysis over
+ * the function (moves between 64-bit registers copy, any other write and
+ * calls clobber). Policies read their context (a request, a socket) from
+ * there. A function with an indirect jump is not analysed.
+ */
+static int locate_args(struct func_ctx *c, struct xk_scope_span *sp, size_t probe)
+{
+	size_t n = c->base.nr, *work, nw = 0;
+	int8_t (*map)[XK_NR_REGS];
+	bool *seen;
+
+	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
+		sp->arg_reg[a] = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+
+		if (in->is_branch && !in->is_cond && in->target < 0 && !in->is_ret)
+			return 0;
+	}
+	map = calloc(n, sizeof(*map));
+	seen = calloc(n, sizeof(*seen));
+	work = calloc(n * 2 + 1, sizeof(*work));
+	if (!map || !seen || !work) {
+		free(map);
+		free(seen);
+		free(work);
+		return -ENOMEM;
+	}
+	memset(map[0], -1, sizeof(map[0]));
+	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
+		map[0][abi_args[a]] = a;
+	seen[0] = true;
+	work[nw++] = 0;
+	while (nw) {
+		size_t i = work[--nw], succ[2];
+		int8_t out[XK_NR_REGS];
+		int ns;
+
+		memcpy(out, map[i], sizeof(out));
+		args_step(&c->base.insn[i], i == 0 || (i == 1 &&
+			  c->base.insn[0].id == X86_INS_ENDBR64), out);
+		ns = successors(c, i, succ);
+		for (int k = 0; k < ns; k++) {
+			size_t t = succ[k];
+			bool changed = !seen[t];
+
+			if (!seen[t]) {
+				memcpy(map[t], out, sizeof(out));
+				seen[t] = true;
+			} else {
+				for (int g = 0; g < XK_NR_REGS; g++) {
+					if (map[t][g] >= 0 && map[t][g] != out[g]) {
+						map[t][g] = -1;
+						changed = true;
+					}
+				}
+			}
+			/* a value only loses information: this terminates */
+			if (changed && nw < n * 2)
+				work[nw++] = t;
+		}
+	}
+	if (seen[probe]) {
+		/* callee-saved registers first: they are the likelier home */
+		static const int order[] = { XK_RBX, XK_RBP, XK_R12, XK_R13, XK_R14,
+			XK_R15, XK_RDI, XK_RSI, XK_RDX, XK_RCX, XK_R8, XK_R9,
+			XK_RAX, XK_R10, XK_R11 };
+
+		for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
+			int a = map[probe][order[k]];
+
+			if (a >= 0 && sp->arg_reg[a] < 0)
+				sp->arg_reg[a] = order[k];
+		}
+	}
+	free(map);
+	free(seen);
+	free(work);
+	return 0;
+}
+
 static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 			bool inverse, struct xk_scope_span *sp)
 {
@@ -945,6 +1066,7 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
 		err = check_variant(c, &w, sp, v);
 	err = err ?: slice_forward(c, sp, w.end + 1);
+	err = err ?: locate_args(c, sp, w.end + 1);
 	if (err == -ENOTSUP)
 		sp->start = c->base.insn[w.start].off;
 	sx_free(&w.s);
@@ -993,6 +1115,7 @@ static int add_span(struct xk_scope *t, const struct gen_input *in,
 	t->spans = bigger;
 	*sp = &t->spans[t->nr_spans++];
 	memset(*sp, 0, sizeof(**sp));
+	memset((*sp)->arg_reg, -1, sizeof((*sp)->arg_reg));
 	xk_strlcpy((*sp)->object, in->object, sizeof((*sp)->object));
 	xk_strlcpy((*sp)->func, f->name, sizeof((*sp)->func));
 	(*sp)->func_size = f->sym.st_size;

@@ -93,8 +93,9 @@ static void add_candidates(struct xk_ioc_span *spans, int n)
 			spans[i].nr_cands = 0;
 }
 
-int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
-	       unsigned int timeout_ms, struct xk_rt_result *res)
+static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
+		   unsigned int timeout_ms, const char *policy,
+		   struct xk_rt_result *res)
 {
 	struct xk_ioc_load req = { .size = sizeof(req) };
 	struct xk_ioc_span *spans;
@@ -131,6 +132,10 @@ int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	req.mode = mode;
 	req.timeout_ms = timeout_ms;
 	req.spans = (unsigned long)spans;
+	if (policy && xk_strlcpy(req.policy, policy, sizeof(req.policy))) {
+		free(spans);
+		return xk_err(-ENAMETOOLONG, "policy name %s is too long", policy);
+	}
 	if (ioctl(fd, XK_IOC_LOAD, &req))
 		err = ioctl_err("load", req.error);
 	res->load_ns = req.load_ns;
@@ -138,6 +143,18 @@ int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	res->nr_spans = n;
 	free(spans);
 	return err;
+}
+
+int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
+	       unsigned int timeout_ms, struct xk_rt_result *res)
+{
+	return rt_load(fd, t, value, mode, timeout_ms, NULL, res);
+}
+
+int xk_rt_load_policy(int fd, const struct xk_scope *t, const char *policy,
+		      struct xk_rt_result *res)
+{
+	return rt_load(fd, t, t->def, XK_MODE_IMMEDIATE, 0, policy, res);
 }
 
 int xk_rt_set(int fd, const char *name, long long value, int mode,

@@ -108,7 +108,11 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 		s->escapes & XK_ESCAPE_CALL ? " call" : "",
 		s->escapes & XK_ESCAPE_RET ? " ret" : "");
 	fprintf(f, "slice %u\n", s->slice_len);
-	fputs("end\n", f);
+	fputs("args", f);
+	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
+		if (s->arg_reg[a] >= 0)
+			fprintf(f, " %d:%s", a, xk_gpr_name(s->arg_reg[a]));
+	fputs("\nend\n", f);
 }
 
 int xk_scope_write(const struct xk_scope *t, const char *path)
@@ -182,6 +186,11 @@ static int expect_key(struct reader *r, const char *key, const char **value)
 		return bad(r, key);
 	*value = r->cur[n] ? r->cur + n + 1 : r->cur + n;
 	return 0;
+}
+
+const char *xk_scope_reg_name(int reg)
+{
+	return xk_gpr_name(reg);
 }
 
 static int parse_reg(const char *s)
@@ -268,6 +277,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 	unsigned long long x;
 	int err, n, c;
 
+	memset(s->arg_reg, -1, sizeof(s->arg_reg));
 	err = expect_key(r, "span", &v);
 	if (err)
 		return err;
@@ -401,6 +411,20 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 				     (strstr(r->cur, " ret") ? XK_ESCAPE_RET : 0);
 		} else if (!strncmp(r->cur, "slice ", 6)) {
 			s->slice_len = strtoul(r->cur + 6, NULL, 10);
+		} else if (!strncmp(r->cur, "args", 4) &&
+			   (r->cur[4] == ' ' || !r->cur[4])) {
+			char reg[16];
+			int a, used, g;
+
+			for (const char *p = r->cur + 4;
+			     sscanf(p, " %d:%15[a-z0-9]%n", &a, reg, &used) == 2;
+			     p += used) {
+				g = parse_reg(reg);
+				if (a < 0 || a >= XK_SCOPE_MAX_ARGS || g < 0 ||
+				    g >= XK_NR_REGS || g == XK_RSP)
+					return bad(r, "args I:REGISTER");
+				s->arg_reg[a] = g;
+			}
 		} else if (!strcmp(r->cur, "end")) {
 			break;
 		} else {

@@ -25,11 +25,41 @@ int xk_rt_set(int fd, const char *name, long long value, int mode,
 int xk_rt_set_many(int fd, int nr, const char *const *names,
 		   const long long *values, int mode, unsigned int timeout_ms,
 		   struct xk_rt_result *res);
+/* Loads a table whose values an eBPF policy (named policy) chooses. */
+int xk_rt_load_policy(int fd, const struct xk_scope *t, const char *policy,
+		      struct xk_rt_result *res);
 /* name NULL: every constant. */
 int xk_rt_unload(int fd, const char *name, int *nr);
 /* -ENOENT past the last constant. */
 int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st);
 /* 1 if the kprobe at addr is jump-optimized, 0 if int3, <0 if unknown. */
 int xk_rt_probe_optimized(unsigned long long addr);
+
+/* ---- eBPF policies (Xk-tunes): lib/policy.c, docs/policies.md ---- */
+
+struct xk_policy_opts {
+	size_t sz;			/* sizeof(struct xk_policy_opts) */
+	const char *const *params;	/* "NAME=VALUE": const volatile globals */
+	int nr_params;
+};
+
+struct xk_policy_result {
+	char id[XK_NAME_MAX];		/* the policy's name (its file's) */
+	int nr_programs;		/* attached and pinned */
+	int nr_spans;			/* validated, over every table */
+	unsigned long long load_ns;	/* the tables' validation */
+};
+
+/*
+ * Loads the BPF object at obj_path as the policy of the given constants:
+ * parameters set and checked against the bounds, verified, the tables
+ * validated (probes disarmed), programs attached, links pinned under
+ * /sys/fs/bpf/xkernel/<id>/. All or nothing.
+ */
+int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
+		   int nr_tables, const struct xk_policy_opts *opts,
+		   struct xk_policy_result *res);
+/* Detaches policy id (waiting for its programs to go) and unloads its constants. */
+int xk_policy_unload(int fd, const char *id, int *nr_constants);
 
 #endif

@@ -23,6 +23,7 @@
 #define XK_SCOPE_MAX_PARAMS 8
 #define XK_SCOPE_MAX_EXITS 16
 #define XK_SCOPE_MAX_RANGES 16
+#define XK_SCOPE_MAX_ARGS 6	/* register arguments of the x86-64 ABI */
 
 enum xk_span_class {
 	XK_SPAN_UNSUPPORTED = 0,
@@ -70,6 +71,9 @@ struct xk_scope_span {
 	uint64_t ranges[XK_SCOPE_MAX_RANGES][2];	/* safe span: [from, to) */
 	uint32_t escapes;
 	uint32_t slice_len;	/* instructions in the safe span */
+	/* the register holding the function's argument i at the probe point
+	 * on every path, or -1 (for policies: their context) */
+	int8_t arg_reg[XK_SCOPE_MAX_ARGS];
 	char why[256];		/* unsupported: the reason */
 };
 
@@ -85,10 +89,14 @@ struct xk_scope {
 };
 
 int xk_scope_write(const struct xk_scope *t, const char *path);
+/* The eBPF glue a policy includes (docs/policies.md). */
+int xk_scope_write_glue(const struct xk_scope *t, const char *path);
 /* Parses a table; a malformed one fails with the line named. */
 int xk_scope_read(const char *path, struct xk_scope *t);
 void xk_scope_free(struct xk_scope *t);
 int xk_scope_nr_supported(const struct xk_scope *t);
 const char *xk_span_class_name(enum xk_span_class c);
+/* rax ... r15, flags */
+const char *xk_scope_reg_name(int reg);
 
 #endif

@@ -36,7 +36,7 @@ const char *catalog_path(const char *opt)
 }
 
 struct gen_args {
-	const char *release, *catalog, *output;
+	const char *release, *catalog, *output, *glue;
 	bool explain, list, no_identity;
 	int jobs;
 };
@@ -52,6 +52,7 @@ static int parse_gen_args(const char *topic, int argc, char **argv,
 		{ "list", no_argument, NULL, 'l' },
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "no-identity", no_argument, NULL, 'I' },
+		{ "glue", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -66,6 +67,7 @@ static int parse_gen_args(const char *topic, int argc, char **argv,
 		case 'l': a->list = true; break;
 		case 'J': a->jobs = (int)strtol(optarg, NULL, 10); break;
 		case 'I': a->no_identity = true; break;
+		case 'g': a->glue = optarg; break;
 		default: return -p_usage(topic, "bad option");
 		}
 	}
@@ -224,6 +226,10 @@ static void print_span(const struct xk_build_result *b, int i,
 		       (long long)s->fit[k][1]);
 	for (int l = 0; l < s->nr_locs; l++)
 		printf("    state: %s\n", s->locs[l].text);
+	for (int g = 0; g < XK_SCOPE_MAX_ARGS; g++)
+		if (s->arg_reg[g] >= 0)
+			printf("    argument %d of %s in %s\n", g, s->func,
+			       xk_scope_reg_name(s->arg_reg[g]));
 	printf("    safe span: %u instructions, exits at", s->slice_len);
 	for (int e = 0; e < s->nr_exits; e++)
 		printf(" +0x%llx", (unsigned long long)s->exits[e]);
@@ -270,6 +276,8 @@ static int do_gen(int argc, char **argv)
 		mkdir(dir, 0755);
 	}
 	err = xk_scope_write(&t, out);
+	if (!err && a.glue)
+		err = xk_scope_write_glue(&t, a.glue);
 	if (err) {
 		xk_scope_free(&t);
 		return p_lib_err("gen", err);
@@ -278,6 +286,8 @@ static int do_gen(int argc, char **argv)
 		json_begin_object(jw, NULL);
 		json_build(&c, &b);
 		json_str(jw, "scope_table", out);
+		if (a.glue)
+			json_str(jw, "glue", a.glue);
 		json_double(jw, "analysis_seconds", gen_s);
 		json_int(jw, "spans", t.nr_spans);
 		json_int(jw, "supported", xk_scope_nr_supported(&t));
@@ -322,6 +332,8 @@ static int do_gen(int argc, char **argv)
 		for (int i = 0; i < t.nr_spans; i++)
 			print_span(&b, i, &t.spans[i], a.explain);
 		printf("scope table: %s\n", out);
+		if (a.glue)
+			printf("policy glue: %s\n", a.glue);
 	}
 	xk_scope_free(&t);
 	return 0;

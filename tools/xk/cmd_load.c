@@ -21,6 +21,9 @@ struct load_args {
 	int mode;
 	unsigned int timeout_ms;
 	bool all;
+	const char *policy;		/* load: a BPF object */
+	const char *params[32];		/* load --param NAME=VALUE */
+	int nr_params;
 };
 
 static int parse_mode(const char *topic, const char *s, int *mode)
@@ -63,13 +66,15 @@ static int parse_load_args(const char *topic, int argc, char **argv,
 		{ "timeout", required_argument, NULL, 't' },
 		{ "catalog", required_argument, NULL, 'c' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "param", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	a->timeout_ms = 1000;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "v:m:t:c:a", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "v:m:t:c:ap:P:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
 			if (parse_value(topic, optarg, &a->value))
@@ -97,6 +102,16 @@ static int parse_load_args(const char *topic, int argc, char **argv,
 			break;
 		case 'a':
 			a->all = true;
+			break;
+		case 'p':
+			a->policy = optarg;
+			break;
+		case 'P':
+			if (a->nr_params == (int)(sizeof(a->params) / sizeof(a->params[0]))) {
+				p_usage(topic, "too many --param");
+				return -1;
+			}
+			a->params[a->nr_params++] = optarg;
 			break;
 		default:
 			p_usage(topic, "bad option");
@@ -240,6 +255,62 @@ static int load_table(const char *arg, struct load_args *a)
 	return err ? p_lib_err("load", err) : 0;
 }
 
+/* xk load NAME... --policy OBJ: the tables, then the policy driving them. */
+static int load_policy(int nr, char **names, struct load_args *a)
+{
+	XK_OPTS(xk_policy_opts, po, .params = a->params, .nr_params = a->nr_params);
+	struct xk_policy_result r;
+	struct xk_scope tables[XK_TX_MAX];
+	char path[XK_PATH_MAX + 64];
+	int n = 0, fd = -1, err = 0;
+
+	if (nr > XK_TX_MAX)
+		return p_usage("load", "a policy drives at most %d constants", XK_TX_MAX);
+	if (a->has_value)
+		return p_usage("load", "--value and --policy: the policy chooses the values");
+	for (; n < nr && !err; n++) {
+		err = find_table(names[n], a->catalog, &tables[n], path, sizeof(path));
+		if (!err && (err = check_release(&tables[n])))
+			xk_scope_free(&tables[n]);
+		if (err)
+			break;
+	}
+	if (!err) {
+		fd = open_runtime();
+		if (fd < 0)
+			err = p_lib_err("load", fd);
+	}
+	if (!err) {
+		err = xk_policy_load(fd, a->policy, tables, nr, &po, &r);
+		if (err)
+			err = p_lib_err("load", err);
+	}
+	if (!err && json_output) {
+		json_begin_object(jw, NULL);
+		json_str(jw, "policy", r.id);
+		json_begin_array(jw, "constants");
+		for (int i = 0; i < nr; i++)
+			json_str(jw, NULL, tables[i].constant);
+		json_end_array(jw);
+		json_int(jw, "programs", r.nr_programs);
+		json_int(jw, "spans", r.nr_spans);
+		json_double(jw, "load_ms", r.load_ns / 1e6);
+		json_end_object(jw);
+	} else if (!err) {
+		printf("policy %s: %d program%s attached for", r.id, r.nr_programs,
+		       r.nr_programs == 1 ? "" : "s");
+		for (int i = 0; i < nr; i++)
+			printf(" %s", tables[i].constant);
+		printf(" (%d span%s validated, %.2f ms)\n", r.nr_spans,
+		       r.nr_spans == 1 ? "" : "s", r.load_ns / 1e6);
+	}
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < n; i++)
+		xk_scope_free(&tables[i]);
+	return err;
+}
+
 static int do_load(int argc, char **argv)
 {
 	struct load_args a = { 0 };
@@ -247,8 +318,13 @@ static int do_load(int argc, char **argv)
 
 	if (first < 0)
 		return XK_EXIT_USAGE;
+	if (a.policy && first < argc)
+		return load_policy(argc - first, argv + first, &a);
+	if (a.nr_params)
+		return p_usage("load", "--param sets a parameter of a --policy");
 	if (first != argc - 1)
-		return p_usage("load", "name one scope table or constant");
+		return p_usage("load", "name one scope table or constant (several "
+				       "with --policy)");
 	return load_table(argv[first], &a);
 }
 
@@ -354,10 +430,45 @@ static int do_set(int argc, char **argv)
 	return load_table(name, &a);
 }
 
+/*
+ * The policies driving name (NULL: every policy): each is detached first,
+ * then all its constants unloaded. *nr counts those constants.
+ */
+static int unload_policies(int fd, const char *name, int *nr)
+{
+	struct xk_ioc_status *st = calloc(1, sizeof(*st));
+	char ids[XK_TX_MAX * 4][XK_NAME_MAX];
+	int nr_ids = 0, err = 0;
+
+	*nr = 0;
+	if (!st)
+		return -ENOMEM;
+	for (unsigned int i = 0; !xk_rt_status(fd, i, st); i++) {
+		bool seen = false;
+
+		if (!st->policy[0] || (name && strcmp(name, st->name)))
+			continue;
+		for (int k = 0; k < nr_ids; k++)
+			seen = seen || !strcmp(ids[k], st->policy);
+		if (!seen && nr_ids < (int)(sizeof(ids) / sizeof(ids[0])))
+			snprintf(ids[nr_ids++], sizeof(ids[0]), "%s", st->policy);
+	}
+	free(st);
+	for (int k = 0; k < nr_ids && !err; k++) {
+		int n = 0;
+
+		err = xk_policy_unload(fd, ids[k], &n);
+		*nr += n;
+		if (!err && !json_output && !quiet)
+			printf("policy %s detached\n", ids[k]);
+	}
+	return err;
+}
+
 static int do_unload(int argc, char **argv)
 {
 	struct load_args a = { 0 };
-	int first = parse_load_args("unload", argc, argv, &a), fd, err, nr = 0;
+	int first = parse_load_args("unload", argc, argv, &a), fd, err, nr = 0, n = 0;
 
 	if (first < 0)
 		return XK_EXIT_USAGE;
@@ -366,7 +477,12 @@ static int do_unload(int argc, char **argv)
 	fd = xk_rt_open();
 	if (fd < 0)
 		return p_lib_err("unload", fd);
-	err = xk_rt_unload(fd, a.all ? NULL : argv[first], &nr);
+	err = unload_policies(fd, a.all ? NULL : argv[first], &nr);
+	if (!err && (a.all || !nr))
+		err = xk_rt_unload(fd, a.all ? NULL : argv[first], &n);
+	nr += n;
+	if (a.all && err == -ENOENT)
+		err = 0;
 	close(fd);
 	if (err)
 		return p_lib_err("unload", err);
@@ -380,9 +496,50 @@ static int do_unload(int argc, char **argv)
 	return 0;
 }
 
+/* A policy-driven constant's figures, per context. */
+static void print_policy(const struct xk_ioc_status *st)
+{
+	if (json_output) {
+		json_int(jw, "choices", st->pol_sets);
+		json_int(jw, "clamped", st->pol_clamped);
+		json_int(jw, "pinned", st->pol_pinned);
+		json_int(jw, "writes", st->pol_writes);
+		json_int(jw, "refused", st->pol_refused);
+		json_int(jw, "exits", st->pol_exits);
+		json_int(jw, "other_contexts", st->pol_other_contexts);
+		json_int(jw, "refused_outside", st->refused_outside);
+		json_begin_array(jw, "contexts");
+		for (unsigned int i = 0; i < st->nr_contexts && i < XK_MAX_CONTEXTS; i++) {
+			json_begin_object(jw, NULL);
+			json_str(jw, "label", st->contexts[i].label);
+			json_int(jw, "value", st->contexts[i].value);
+			json_int(jw, "choices", st->contexts[i].hits);
+			json_int(jw, "clamped", st->contexts[i].clamped);
+			json_end_object(jw);
+		}
+		json_end_array(jw);
+		return;
+	}
+	printf("  policy %s: %llu choices (%llu clamped, %llu pinned), %llu writes, "
+	       "%llu refused, %llu exits\n", st->policy,
+	       (unsigned long long)st->pol_sets, (unsigned long long)st->pol_clamped,
+	       (unsigned long long)st->pol_pinned, (unsigned long long)st->pol_writes,
+	       (unsigned long long)st->pol_refused, (unsigned long long)st->pol_exits);
+	for (unsigned int i = 0; i < st->nr_contexts && i < XK_MAX_CONTEXTS; i++)
+		printf("    %-16s %lld (%llu choices, %llu clamped)\n",
+		       st->contexts[i].label[0] ? st->contexts[i].label : "(unnamed)",
+		       (long long)st->contexts[i].value,
+		       (unsigned long long)st->contexts[i].hits,
+		       (unsigned long long)st->contexts[i].clamped);
+	if (st->pol_other_contexts)
+		printf("    %-16s (%llu choices)\n", "(others)",
+		       (unsigned long long)st->pol_other_contexts);
+}
+
 static int do_status(int argc, char **argv)
 {
 	struct xk_ioc_status *st = calloc(1, sizeof(*st));
+	unsigned long long refused_outside = 0;
 	int fd, err = 0;
 
 	(void)argc;
@@ -405,7 +562,13 @@ static int do_status(int argc, char **argv)
 			json_int(jw, "min", st->min);
 			json_int(jw, "max", st->max);
 			json_double(jw, "last_transition_ms", st->last_transition_ns / 1e6);
+			if (st->policy[0])
+				json_str(jw, "policy", st->policy);
 			json_begin_array(jw, "probes");
+		} else if (st->policy[0]) {
+			printf("%s: values chosen by policy %s (compiled-in %lld, bounds "
+			       "[%lld, %lld])\n", st->name, st->policy, st->def,
+			       st->min, st->max);
 		} else {
 			printf("%s = %lld (compiled-in %lld, bounds [%lld, %lld]), last "
 			       "transition %.3f ms\n", st->name, st->value, st->def,
@@ -424,18 +587,26 @@ static int do_status(int argc, char **argv)
 				json_str(jw, "probe", state);
 				json_end_object(jw);
 			} else {
-				printf("  %s+%#llx: %llu rewrites, %s\n", p->func,
+				printf("  %s+%#llx: %llu %s, %s\n", p->func,
 				       (unsigned long long)p->probe,
-				       (unsigned long long)p->hits, state);
+				       (unsigned long long)p->hits,
+				       st->policy[0] ? "policy writes" : "rewrites",
+				       st->policy[0] ? "probe by the policy" : state);
 			}
 		}
-		if (json_output) {
+		if (json_output)
 			json_end_array(jw);
+		if (st->policy[0])
+			print_policy(st);
+		if (json_output)
 			json_end_object(jw);
-		}
+		refused_outside = st->refused_outside;
 	}
 	if (json_output)
 		json_end_array(jw);
+	else if (refused_outside)
+		printf("kfunc calls refused away from a policy-driven span: %llu\n",
+		       refused_outside);
 	close(fd);
 	free(st);
 	return err == -ENOENT ? 0 : p_lib_err("status", err);

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk: the eBPF glue of a scope table (xk gen --glue). A C header that a
+ * policy (Xk-tune) includes: per span, the code that turns a chosen value
+ * into the span's state (the table's update programs, compiled to C from
+ * the registers at the probe point) and hands it to xk_write_kernel; the
+ * registers holding the function's arguments there; and one macro that
+ * instantiates every program of a policy around the author's choose().
+ * The module checks each write against the same table, so glue made from
+ * another table is refused, not obeyed.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "xk/scope.h"
+
+/* struct pt_regs fields, in enum xk_reg order */
+static const char *const pt_regs_field[XK_NR_REGS] = {
+	"ax", "cx", "dx", "bx", "sp", "bp", "si", "di",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+/*
+ * One statement per instruction of a program: t<k> = ..., truncated to the
+ * instruction's width as xk_expr_eval does. Returns the result's temporary.
+ */
+static int emit_expr(FILE *f, const struct xk_expr *e, const char *indent)
+{
+	int stack[XK_EXPR_MAX_STACK], sp = 0;
+
+	if (xk_expr_validate(e))
+		return -EINVAL;
+	for (uint32_t i = 0; i < e->len; i++) {
+		const struct xk_expr_insn *in = &e->insn[i];
+		unsigned int w = in->width;
+		int arity = xk_expr_arity(in->op), a = -1, b = -1, c = -1;
+		bool flags = in->op == XK_OP_FLAGS_SUB || in->op == XK_OP_FLAGS_LOGIC;
+
+		if (arity == 3) {
+			b = stack[--sp];
+			a = stack[--sp];
+			c = stack[--sp];
+		} else if (arity == 2) {
+			b = stack[--sp];
+			a = stack[--sp];
+		} else if (arity == 1) {
+			a = stack[--sp];
+		}
+		fprintf(f, "%s__u64 t%u = (", indent, i);
+		switch (in->op) {
+		case XK_OP_CONST: fprintf(f, "(__u64)%lldLL", (long long)in->imm); break;
+		case XK_OP_REG: fprintf(f, "ctx->%s", pt_regs_field[in->reg % XK_NR_REGS]); break;
+		case XK_OP_PARAM:
+			fprintf(f, "(__u64)(%lldLL * n + %lldLL)",
+				(long long)in->imm, (long long)in->imm2);
+			break;
+		case XK_OP_ADD: fprintf(f, "t%d + t%d", a, b); break;
+		case XK_OP_SUB: fprintf(f, "t%d - t%d", a, b); break;
+		case XK_OP_AND: fprintf(f, "t%d & t%d", a, b); break;
+		case XK_OP_OR: fprintf(f, "t%d | t%d", a, b); break;
+		case XK_OP_XOR: fprintf(f, "t%d ^ t%d", a, b); break;
+		case XK_OP_MUL: fprintf(f, "t%d * t%d", a, b); break;
+		case XK_OP_SHL:
+			fprintf(f, "(t%d & 63) >= %u ? 0 : t%d << (t%d & 63)", b, w, a, b);
+			break;
+		case XK_OP_SHR:
+			fprintf(f, "(t%d & 63) >= %u ? 0 : (t%d & 0x%" PRIx64 "ULL) >> (t%d & 63)",
+				b, w, a, (uint64_t)xk_mask(w), b);
+			break;
+		case XK_OP_SAR:
+			fprintf(f, "(__u64)(xk_signed(t%d, %u) >> ((t%d & 63) >= %u ? %u : (t%d & 63)))",
+				a, w, b, w, w - 1, b);
+			break;
+		case XK_OP_NEG: fprintf(f, "-t%d", a); break;
+		case XK_OP_NOT: fprintf(f, "~t%d", a); break;
+		case XK_OP_SEXT:
+			fprintf(f, "(__u64)xk_signed(t%d, %lld)", a, (long long)in->imm);
+			break;
+		case XK_OP_LTU:
+			fprintf(f, "(t%d & 0x%" PRIx64 "ULL) < (t%d & 0x%" PRIx64 "ULL)",
+				a, (uint64_t)xk_mask(w), b, (uint64_t)xk_mask(w));
+			break;
+		case XK_OP_LTS:
+			fprintf(f, "xk_signed(t%d, %u) < xk_signed(t%d, %u)", a, w, b, w);
+			break;
+		case XK_OP_EQ:
+			fprintf(f, "(t%d & 0x%" PRIx64 "ULL) == (t%d & 0x%" PRIx64 "ULL)",
+				a, (uint64_t)xk_mask(w), b, (uint64_t)xk_mask(w));
+			break;
+		case XK_OP_SELECT: fprintf(f, "(t%d & 1) ? t%d : t%d", c, a, b); break;
+		case XK_OP_FLAGS_SUB: fprintf(f, "xk_flags_sub(t%d, t%d, %u)", a, b, w); break;
+		case XK_OP_FLAGS_LOGIC: fprintf(f, "xk_flags_logic(t%d, t%d, %u)", a, b, w); break;
+		}
+		if (flags)
+			fputs(");\n", f);
+		else
+			fprintf(f, ") & 0x%" PRIx64 "ULL;\n", (uint64_t)xk_mask(w));
+		stack[sp++] = i;
+	}
+	return stack[0];
+}
+
+static int emit_span(FILE *f, const struct xk_scope *t, int idx,
+		     const struct xk_scope_span *s)
+{
+	const char *k = t->constant;
+
+	fprintf(f, "/* span %d: %s+0x%" PRIx64 " (%s), %s */\n", idx, s->func,
+		s->probe, s->object, xk_span_class_name(s->cls));
+	for (int l = 0; l < s->nr_locs; l++)
+		fprintf(f, "/*   state: %s */\n", s->locs[l].text);
+	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
+		if (s->arg_reg[a] >= 0)
+			fprintf(f, "#define %s_SPAN%d_ARG%d(ctx) ((ctx)->%s)\n", k, idx,
+				a, pt_regs_field[s->arg_reg[a]]);
+	fprintf(f, "static __always_inline int\n%s_write%d(struct pt_regs *ctx, __s64 n)\n{\n",
+		k, idx);
+	fprintf(f, "\tstruct xk_write w[%d] = {};\n\n", s->nr_locs);
+	for (int l = 0; l < s->nr_locs; l++) {
+		const struct xk_scope_loc *loc = &s->locs[l];
+		int r;
+
+		fprintf(f, "\t{\n");
+		r = emit_expr(f, &loc->expr, "\t\t");
+		if (r < 0)
+			return xk_err(r, "%s: span %d: invalid update program",
+				      k, idx);
+		fprintf(f, "\t\tw[%d].kind = %d;\n\t\tw[%d].base = %d;\n"
+			   "\t\tw[%d].disp = %" PRId64 "LL;\n\t\tw[%d].content = t%d;\n\t}\n",
+			l, loc->kind, l, loc->kind == XK_LOC_MEM ? loc->base : 0,
+			l, loc->kind == XK_LOC_MEM ? loc->disp : 0, l, r);
+	}
+	fputs("\treturn xk_write_kernel(ctx, n, w, sizeof(w));\n}\n\n", f);
+	return 0;
+}
+
+/* Lines of the policy macro: each ends with a continuation. */
+static void macro_line(FILE *f, const char *fmt, ...) __printf(2, 3);
+static void macro_line(FILE *f, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(f, "%-72s\\\n", line);
+}
+
+/* The program of one span: choose, xk_set, write unless compiled-in. */
+static void emit_span_program(FILE *f, const struct xk_scope *t, int idx,
+			      const struct xk_scope_span *s)
+{
+	const char *k = t->constant;
+
+	macro_line(f, "SEC(\"kprobe/%s+0x%" PRIx64 "\")", s->func, s->probe);
+	macro_line(f, "int %s_span%d(struct pt_regs *ctx)", k, idx);
+	macro_line(f, "{");
+	macro_line(f, "\tchar label[XK_POLICY_LABEL_MAX] = {};");
+	macro_line(f, "\t__s64 n = choose(ctx, %d, label);", idx);
+	macro_line(f, "%s", "");
+	macro_line(f, "\tif (n == XK_KEEP)");
+	macro_line(f, "\t\tn = %s_DEFAULT;", k);
+	macro_line(f, "\tif (xk_set(ctx, &n, label, sizeof(label)) == 0 &&");
+	macro_line(f, "\t    n != %s_DEFAULT)", k);
+	macro_line(f, "\t\t%s_write%d(ctx, n);", k, idx);
+	macro_line(f, "\treturn 0;");
+	macro_line(f, "}");
+}
+
+/* A safe-span exit: the thread's pinned value is released. */
+static void emit_exit_program(FILE *f, const struct xk_scope *t, int idx,
+			      const struct xk_scope_span *s, int e)
+{
+	macro_line(f, "SEC(\"kprobe/%s+0x%" PRIx64 "\")", s->func, s->exits[e]);
+	macro_line(f, "int %s_exit%d_%d(struct pt_regs *ctx)", t->constant, idx, e);
+	macro_line(f, "{");
+	macro_line(f, "\txk_transition_done(ctx);");
+	macro_line(f, "\treturn 0;");
+	macro_line(f, "}");
+}
+
+int xk_scope_write_glue(const struct xk_scope *t, const char *path)
+{
+	int nr = 0, err = 0;
+	const char *k = t->constant;
+	FILE *f;
+
+	for (int i = 0; i < t->nr_spans; i++)
+		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED)
+			nr++;
+	if (!nr)
+		return xk_err(-ENOTSUP, "%s: no supported span: nothing for a policy "
+				       "to drive", k);
+	f = fopen(path, "w");
+	if (!f)
+		return xk_err(-errno, "cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "/* SPDX-License-Identifier: GPL-2.0 */\n"
+		   "/*\n * Generated by `xk gen %s --glue` from its scope table (%s, %s)\n"
+		   " * for kernel %s (%s). Do not edit: made again with the table.\n"
+		   " *\n * Include after vmlinux.h and xk_policy.h, define\n"
+		   " *   static __always_inline __s64 choose(struct pt_regs *ctx, int span,\n"
+		   " *                                       char *label)\n"
+		   " * returning the value for this execution (XK_KEEP: the compiled-in one;\n"
+		   " * label: up to XK_POLICY_LABEL_MAX - 1 characters naming the context),\n"
+		   " * then write XK_POLICY_%s(choose) once.\n */\n",
+		k, t->kind, t->source, t->release, t->version, k);
+	fprintf(f, "#ifndef XK_GLUE_%s_H\n#define XK_GLUE_%s_H\n\n", k, k);
+	fprintf(f, "#define %s_DEFAULT %" PRId64 "LL\n#define %s_MIN %" PRId64 "LL\n"
+		   "#define %s_MAX %" PRId64 "LL\n#define %s_NR_SPANS %d\n\n",
+		k, t->def, k, t->min, k, t->max, k, nr);
+	fprintf(f, "/* a parameter holding a value of %s: xk load checks its bounds */\n"
+		   "typedef __s64 xk_%s_t;\n\n", k, k);
+	for (int i = 0; i < t->nr_spans && !err; i++)
+		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED)
+			err = emit_span(f, t, i, &t->spans[i]);
+	if (err) {
+		fclose(f);
+		unlink(path);
+		return err;
+	}
+
+	fprintf(f, "/*\n * Every program of a policy for %s: one at each critical span%s.\n */\n",
+		k, nr > 1 ? ";\n * with several spans, one at each safe-span exit, where the "
+			    "thread's value\n * (pinned by xk_set) is released" : "");
+	macro_line(f, "#define XK_POLICY_%s(choose)", k);
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+
+		if (s->cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		emit_span_program(f, t, i, s);
+		for (int e = 0; e < s->nr_exits && nr > 1; e++)
+			emit_exit_program(f, t, i, s, e);
+	}
+	fputs("/* end of XK_POLICY_", f);
+	fprintf(f, "%s */\n", k);
+	fprintf(f, "\n#endif\n");
+	if (fclose(f))
+		return xk_err(-EIO, "cannot write %s", path);
+	return 0;
+}
