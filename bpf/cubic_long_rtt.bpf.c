@@ -6,7 +6,8 @@
  * 4 to 16 ms compiled in. On a long path the 16 ms cap is a small fraction
  * of the RTT, so ordinary queueing ends slow start early and the flow
  * crawls up in congestion avoidance. This policy raises the bounds for flows
- * whose smoothed RTT is at least long_rtt_us; the others keep 4 and 16 ms.
+ * whose minimum RTT (the path's, without queueing: tcp_min_rtt()) is at
+ * least long_rtt_us; the others keep 4 and 16 ms.
  *
  *   xk load HYSTART_DELAY_MIN HYSTART_DELAY_MAX \
  *       --policy build/bpf/cubic_long_rtt.bpf.o --param long_rtt_us=20000 \
@@ -25,16 +26,19 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* a flow is long when its smoothed RTT is at least this (microseconds) */
+/* a flow is long when its minimum RTT is at least this (microseconds) */
 const volatile __u32 long_rtt_us = 20000;
 const volatile xk_HYSTART_DELAY_MIN_t long_delay_min = HYSTART_DELAY_MIN_DEFAULT;
 const volatile xk_HYSTART_DELAY_MAX_t long_delay_max = 100000;
 
-/* srtt_us holds 8 times the smoothed RTT in microseconds */
+/*
+ * The windowed minimum RTT (tcp_min_rtt()): the smoothed RTT would grow
+ * with the very queue HyStart watches, and call every busy flow long.
+ */
 static __always_inline bool long_rtt(struct sock *sk, char *label)
 {
-	__u32 srtt = BPF_CORE_READ((struct tcp_sock *)sk, srtt_us) >> 3;
-	bool is_long = srtt >= long_rtt_us;
+	__u32 min_rtt = BPF_CORE_READ((struct tcp_sock *)sk, rtt_min.s[0].v);
+	bool is_long = min_rtt != ~0U && min_rtt >= long_rtt_us;
 
 	xk_label(label, is_long ? "long-rtt" : "short-rtt");
 	return is_long;

@@ -40,13 +40,13 @@
 #define MAX_PROGS 64
 
 /* libbpf's messages, kept for the error of a failed load (the verifier's) */
-static char libbpf_log[4096];
+static char libbpf_log[16384];
 static size_t libbpf_log_len;
 
 static int keep_libbpf_print(enum libbpf_print_level level, const char *fmt,
 			     va_list ap)
 {
-	char line[1024];
+	static char line[16384];	/* a verifier log comes as one message */
 	int n;
 
 	if (level == LIBBPF_DEBUG)
@@ -69,16 +69,30 @@ static int keep_libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-/* The last lines of libbpf's log, for an error message. */
+/*
+ * The end of libbpf's log, for an error message: the verifier's last words
+ * (just before the end of the program's load log) when there are any.
+ */
 static const char *log_tail(void)
 {
-	const char *p = libbpf_log + libbpf_log_len;
+	static char out[1024];
+	const char *end = strstr(libbpf_log, "-- END PROG LOAD LOG --");
+	const char *p;
 	int lines = 0;
 
-	while (p > libbpf_log && lines < 6)
-		if (*--p == '\n' && p + 1 < libbpf_log + libbpf_log_len)
+	if (!end)
+		end = libbpf_log + libbpf_log_len;
+	p = end;
+	while (p > libbpf_log && lines < 3)
+		if (*--p == '\n' && p + 1 < end)
 			lines++;
-	return p == libbpf_log ? p : p + 1;
+	if (*p == '\n')
+		p++;
+	snprintf(out, sizeof(out), "%.*s", (int)(end - p), p);
+	for (char *q = out; *q; q++)
+		if (*q == '\n')
+			*q = ' ';
+	return out;
 }
 
 struct policy_load {

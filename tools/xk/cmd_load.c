@@ -268,17 +268,16 @@ static int load_policy(int nr, char **names, struct load_args *a)
 		return p_usage("load", "a policy drives at most %d constants", XK_TX_MAX);
 	if (a->has_value)
 		return p_usage("load", "--value and --policy: the policy chooses the values");
+	/* privileges first: nothing else matters without them */
+	fd = open_runtime();
+	if (fd < 0)
+		return p_lib_err("load", fd);
 	for (; n < nr && !err; n++) {
 		err = find_table(names[n], a->catalog, &tables[n], path, sizeof(path));
 		if (!err && (err = check_release(&tables[n])))
 			xk_scope_free(&tables[n]);
 		if (err)
 			break;
-	}
-	if (!err) {
-		fd = open_runtime();
-		if (fd < 0)
-			err = p_lib_err("load", fd);
 	}
 	if (!err) {
 		err = xk_policy_load(fd, a->policy, tables, nr, &po, &r);

@@ -1,0 +1,75 @@
+#!/bin/bash
+# What a policy may not do. A tracepoint program calling the write kfunc
+# is refused by the verifier and nothing stays loaded; kprobe programs that
+# write away from a span, to another register, an arbitrary content or a
+# value out of bounds are refused by xk_write_kernel (counted, logged) and
+# the kernel behaves as compiled; a parameter out of the constant's bounds
+# is refused at load; a non-root user cannot load a policy.
+. "$(dirname "$0")/lib.sh"
+BPF=$XK_TOP/build/bpf
+trap cleanup_xk EXIT
+modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
+trap 'cleanup_xk; rmmod null_blk' EXIT
+echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
+T=/sys/kernel/tracing
+echo 16384 > $T/buffer_size_kb
+unplugs() {
+	echo 3 > /proc/sys/vm/drop_caches
+	echo > $T/trace
+	echo 1 > $T/events/block/block_unplug/enable
+	dd if=/dev/nullb0 of=/dev/null bs=1M count=32 2>/dev/null
+	echo 0 > $T/events/block/block_unplug/enable
+	grep -c block_unplug $T/trace
+}
+nothing_loaded() {
+	expect_eq "$1: constants loaded" "$($XK -j status | jq length)" 0
+	[ -e /sys/fs/bpf/xkernel/$2 ] && fail "$1: pins left"
+	[ "$(probes_left)" = 0 ] || fail "$1: probes left"
+}
+
+# 1. the verifier: kfuncs are for kprobe programs only
+out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/rogue_tracepoint.bpf.o 2>&1) &&
+	fail "a tracepoint policy was loaded"
+log "tracepoint policy: $(tail -n 2 <<< "$out" | tr '\n' ' ')"
+grep -q "refused by the kernel" <<< "$out" || fail "no verifier refusal: $out"
+grep -qi "xk_write_kernel\|kernel function\|kfunc" <<< "$out" || fail "the refusal names no kfunc: $out"
+nothing_loaded "verifier refusal" rogue_tracepoint
+
+# 2. bounds of a parameter, at load
+out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/blk_per_device.bpf.o \
+	--param dev0=nullb0 --param value0=100000 2>&1) && fail "value0=100000 accepted"
+grep -q "value0: 100000 is out of the bounds of BLK_MAX_REQUEST_COUNT \[1, 512\]" <<< "$out" ||
+	fail "bounds error: $out"
+out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/blk_per_device.bpf.o --param nosuch=1 2>&1) &&
+	fail "an unknown parameter was accepted"
+grep -q "no parameter nosuch" <<< "$out" || fail "unknown parameter error: $out"
+nothing_loaded "bounds refusal" blk_per_device
+
+# 3. non-root
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $XK load BLK_MAX_REQUEST_COUNT \
+	--policy $BPF/blk_per_device.bpf.o 2>&1) && fail "uid 65534 loaded a policy"
+grep -q "CAP_SYS_ADMIN" <<< "$out" || fail "non-root error: $out"
+nothing_loaded "non-root" blk_per_device
+
+# 4. run-time refusals by xk_write_kernel
+base=$(unplugs)
+$XK load BLK_MAX_REQUEST_COUNT --policy $BPF/rogue_writes.bpf.o || fail "rogue load failed"
+n=$(unplugs)
+cat /proc/self/stat >/dev/null	# vfs_read
+st=$($XK -j status)
+$XK status
+writes=$(jq '.[0].writes' <<< "$st")
+refused=$(jq '.[0].refused' <<< "$st")
+outside=$(jq '.[0].refused_outside' <<< "$st")
+$XK unload BLK_MAX_REQUEST_COUNT || fail "unload failed"
+log "rogue writes: $refused refused at the span, $outside away from it, $writes done; unplugs $base -> $n"
+expect_eq "writes done by the rogue policy" "$writes" 0
+[ "$refused" -ge 3 ] || fail "refusals at the span: $refused"
+[ "$outside" -gt 0 ] || fail "no refusal away from the span"
+[ $((n * 100)) -ge $((base * 95)) ] && [ $((n * 100)) -le $((base * 105)) ] ||
+	fail "the kernel changed under refused writes: $n unplugs, want $base +-5%"
+for why in "not the probe point of a policy-driven span" "is not the span's location" \
+	   "is not the state value 4 gives" "value 100000 out of bounds"; do
+	dmesg | grep -q "$why" || fail "no '$why' in the kernel log"
+done
+nothing_loaded "after unload" rogue_writes
