@@ -39,7 +39,7 @@ suite cli tests/cli/run.sh
 # the guest tests load scope tables made here, on the host
 prepare_tables() {
 	local c
-	for c in BLK_MAX_REQUEST_COUNT SHRINK_BATCH; do
+	for c in BLK_MAX_REQUEST_COUNT SHRINK_BATCH HYSTART_DELAY_MIN HYSTART_DELAY_MAX; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD G_VAR G_PT G_DUP; do
@@ -47,6 +47,9 @@ prepare_tables() {
 			>/dev/null || return 1
 	done
 	echo "ok - scope tables for the guest tests"
+	# the policies (make policies) include glue made from the same tables
+	make -s policies >/dev/null || return 1
+	echo "ok - eBPF policies for the guest tests"
 }
 suite tables prepare_tables
 suite guest build/xk vm run --timeout 1800 -- tests/guest/run.sh
