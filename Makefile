@@ -28,11 +28,11 @@ KHEADERS ?= $(shell $(XK) -q kernel info --field headers 2>/dev/null)
 
 # eBPF policies (Xk-tunes): examples in bpf/, test fixtures in tests/
 BPF_OUT   := $(BUILD)/bpf
-BPF_SRCS  := $(wildcard bpf/*.bpf.c tests/fixtures/policies/*.bpf.c)
+BPF_SRCS  := $(wildcard bpf/*.bpf.c tests/fixtures/policies/*.bpf.c bench/*.bpf.c)
 POLICIES  := $(patsubst %.bpf.c,$(BPF_OUT)/%.bpf.o,$(notdir $(BPF_SRCS)))
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
               -I$(BPF_OUT) -I$(BPF_OUT)/glue -Ibpf -Iinclude
-vpath %.bpf.c bpf tests/fixtures/policies
+vpath %.bpf.c bpf tests/fixtures/policies bench
 
 .PHONY: all kmod policies check demo clean
 all: $(XK) $(UNIT_BINS)

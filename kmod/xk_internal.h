@@ -107,6 +107,7 @@ struct xk_const {
 
 	/* values chosen by an eBPF policy (xk_policy.c); empty: by xk set */
 	char policy[XK_NAME_MAX];
+	bool nests;			/* spans may run inside another's safe span */
 	raw_spinlock_t policy_lock;	/* pins and contexts */
 	struct xk_pin pins[XK_MAX_PINS];
 	struct xk_ctx_stat ctxs[XK_MAX_CONTEXTS];

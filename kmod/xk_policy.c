@@ -117,9 +117,10 @@ __bpf_kfunc_start_defs();
  * @label: the context the value is for (a device, a flow class), counted
  * @label__sz: its size (at most XK_POLICY_LABEL_MAX bytes are kept)
  *
- * Clamps to the constant's bounds (counted). When the constant has several
- * spans, a thread keeps the value it chose first until it leaves the safe
- * span (xk_transition_done, or its frame returned): *value is then that one.
+ * Clamps to the constant's bounds (counted). When a thread inside a safe
+ * span may reach another span of the constant (c->nests), it keeps the value
+ * it chose first until it leaves the safe span (xk_transition_done, or its
+ * frame returned): *value is then that one.
  * Returns 0, or -EPERM when the program is not at a policy-driven span.
  */
 __bpf_kfunc int xk_set(struct pt_regs *ctx, s64 *value, const char *label,
@@ -142,7 +143,7 @@ __bpf_kfunc int xk_set(struct pt_regs *ctx, s64 *value, const char *label,
 	}
 	atomic64_inc(&c->pol_sets);
 	raw_spin_lock_irqsave(&c->policy_lock, flags);
-	if (c->nr_spans > 1) {
+	if (c->nests) {
 		struct xk_pin *p = find_pin(c, current);
 
 		/* a frame above the one that chose has returned: stale */
@@ -256,7 +257,7 @@ __bpf_kfunc int xk_transition_done(struct pt_regs *ctx)
 		if (!here)
 			continue;
 		atomic64_inc(&c->pol_exits);
-		if (c->nr_spans > 1) {
+		if (c->nests) {
 			struct xk_pin *p;
 
 			raw_spin_lock_irqsave(&c->policy_lock, flags);

@@ -182,6 +182,34 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	return 0;
 }
 
+/*
+ * Whether a thread inside one span's safe span may execute another span of
+ * the constant: that span's probe lies in the ranges, or derived data is
+ * passed to a call. Policies then pin a thread's first value (xk_policy.c).
+ * The same rule as xk_scope_spans_nest() in libxk, which decides whether
+ * the glue attaches programs at the exits.
+ */
+static bool spans_nest(const struct xk_const *c)
+{
+	for (int a = 0; a < c->nr_spans; a++) {
+		const struct xk_span *sa = &c->spans[a];
+
+		if (sa->desc.escapes & XK_ESCAPE_CALL)
+			return true;
+		for (int b = 0; b < c->nr_spans; b++) {
+			const struct xk_span *sb = &c->spans[b];
+
+			if (b == a || sb->func_addr != sa->func_addr)
+				continue;
+			for (u32 r = 0; r < sa->desc.nr_ranges; r++)
+				if (sb->desc.probe >= sa->desc.ranges[r][0] &&
+				    sb->desc.probe < sa->desc.ranges[r][1])
+					return true;
+		}
+	}
+	return false;
+}
+
 /* Unregisters what a span registered; safe on a partly armed span. */
 static void disarm_span(struct xk_span *s)
 {
@@ -267,6 +295,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		if (err)
 			goto err_destroy;
 	}
+	c->nests = spans_nest(c);
 	/* everything matched: arm (a policy's own programs write instead) */
 	for (i = 0; i < c->nr_spans && !c->policy[0]; i++) {
 		err = enable_kprobe(&c->spans[i].rewrite);

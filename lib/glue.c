@@ -187,6 +187,7 @@ int xk_scope_write_glue(const struct xk_scope *t, const char *path)
 {
 	int nr = 0, err = 0;
 	const char *k = t->constant;
+	bool nest = xk_scope_spans_nest(t);
 	FILE *f;
 
 	for (int i = 0; i < t->nr_spans; i++)
@@ -224,8 +225,9 @@ int xk_scope_write_glue(const struct xk_scope *t, const char *path)
 	}
 
 	fprintf(f, "/*\n * Every program of a policy for %s: one at each critical span%s.\n */\n",
-		k, nr > 1 ? ";\n * with several spans, one at each safe-span exit, where the "
-			    "thread's value\n * (pinned by xk_set) is released" : "");
+		k, nest ? ";\n * a thread inside a safe span may reach another span, so one at "
+			  "each safe-span\n * exit too, where the thread's value (pinned by "
+			  "xk_set) is released" : "");
 	macro_line(f, "#define XK_POLICY_%s(choose)", k);
 	for (int i = 0; i < t->nr_spans; i++) {
 		const struct xk_scope_span *s = &t->spans[i];
@@ -233,8 +235,11 @@ int xk_scope_write_glue(const struct xk_scope *t, const char *path)
 		if (s->cls == XK_SPAN_UNSUPPORTED)
 			continue;
 		emit_span_program(f, t, i, s);
-		for (int e = 0; e < s->nr_exits && nr > 1; e++)
-			emit_exit_program(f, t, i, s, e);
+		/* an exit at the function's end (the path falls off it, as
+		 * into a noreturn call) has no instruction to probe */
+		for (int e = 0; e < s->nr_exits && nest; e++)
+			if (s->exits[e] < s->func_size)
+				emit_exit_program(f, t, i, s, e);
 	}
 	fputs("/* end of XK_POLICY_", f);
 	fprintf(f, "%s */\n", k);

@@ -512,22 +512,67 @@ int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
 	return err;
 }
 
+/*
+ * An enabled kprobe in one of funcs (kprobes/list: "addr  k  func+off"),
+ * other than the module's own (disarmed under a policy)? -1: no debugfs.
+ */
+static int kprobes_in(char (*funcs)[XK_FUNC_MAX], int nr)
+{
+	char *text;
+	int found = 0;
+
+	if (xk_read_file("/sys/kernel/debug/kprobes/list", &text, NULL))
+		return -1;
+	for (char *line = text; *line && !found;) {
+		char *end = strchrnul(line, '\n'), sym[XK_FUNC_MAX + 32];
+		bool last = !*end;
+
+		*end = '\0';
+		if (!strstr(line, "[DISABLED]") &&
+		    sscanf(line, "%*s %*s %159s", sym) == 1) {
+			sym[strcspn(sym, "+")] = '\0';
+			for (int i = 0; i < nr && !found; i++)
+				found = !strcmp(sym, funcs[i]);
+		}
+		line = last ? end : end + 1;
+	}
+	free(text);
+	return found;
+}
+
 int xk_policy_unload(int fd, const char *id, int *nr_constants)
 {
 	struct xk_ioc_status *st = calloc(1, sizeof(*st));
 	char names[XK_TX_MAX * 4][XK_NAME_MAX];
-	int n = 0, err = 0, alive;
+	char (*funcs)[XK_FUNC_MAX] = calloc(XK_MAX_SPANS * 4, sizeof(*funcs));
+	int n = 0, nr_funcs = 0, err = 0, alive;
 
-	if (!st)
+	if (!st || !funcs) {
+		free(st);
+		free(funcs);
 		return -ENOMEM;
-	for (unsigned int i = 0; !xk_rt_status(fd, i, st); i++)
-		if (!strcmp(st->policy, id) && n < (int)ARRAY_SIZE(names))
-			xk_strlcpy(names[n++], st->name, sizeof(names[0]));
+	}
+	for (unsigned int i = 0; !xk_rt_status(fd, i, st); i++) {
+		if (strcmp(st->policy, id) || n == (int)ARRAY_SIZE(names))
+			continue;
+		xk_strlcpy(names[n++], st->name, sizeof(names[0]));
+		for (unsigned int s = 0; s < st->nr_spans && s < XK_MAX_SPANS &&
+					 nr_funcs < XK_MAX_SPANS * 4; s++)
+			xk_strlcpy(funcs[nr_funcs++], st->spans[s].func, XK_FUNC_MAX);
+	}
 	free(st);
 	alive = unpin_policy(id, 5000);
 	if (alive)
 		pr_warn("policy %s: %d programs still alive after 5 s; their calls "
 			"will be refused\n", id, alive);
+	/* a freed program's perf event (its kprobe) goes a moment later */
+	for (int waited = 0; waited < 2000 && kprobes_in(funcs, nr_funcs) == 1;
+	     waited += 10) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	free(funcs);
 	for (int i = 0; i < n && !err; i++)
 		err = xk_rt_unload(fd, names[i], NULL);
 	if (nr_constants)

@@ -55,6 +55,7 @@ static void to_ioc_span(const struct xk_scope_span *s, struct xk_ioc_span *d)
 		d->locs[l].expr = s->locs[l].expr;
 	}
 	d->nr_exits = s->nr_exits;
+	d->escapes = s->escapes;
 	memcpy(d->exits, s->exits, sizeof(d->exits));
 	d->nr_ranges = s->nr_ranges;
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));

@@ -188,6 +188,30 @@ static int expect_key(struct reader *r, const char *key, const char **value)
 	return 0;
 }
 
+bool xk_scope_spans_nest(const struct xk_scope *t)
+{
+	for (int a = 0; a < t->nr_spans; a++) {
+		const struct xk_scope_span *sa = &t->spans[a];
+
+		if (sa->cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		if (sa->escapes & XK_ESCAPE_CALL)
+			return true;
+		for (int b = 0; b < t->nr_spans; b++) {
+			const struct xk_scope_span *sb = &t->spans[b];
+
+			if (b == a || sb->cls == XK_SPAN_UNSUPPORTED ||
+			    strcmp(sa->func, sb->func))
+				continue;
+			for (int r = 0; r < sa->nr_ranges; r++)
+				if (sb->probe >= sa->ranges[r][0] &&
+				    sb->probe < sa->ranges[r][1])
+					return true;
+		}
+	}
+	return false;
+}
+
 const char *xk_scope_reg_name(int reg)
 {
 	return xk_gpr_name(reg);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "xk/expr.h"
+#include "xk/xk_ioctl.h"
 #include "xk/xk.h"
 
 #define XK_SCOPE_MAGIC "xkernel-scope-table"
@@ -33,10 +34,7 @@ enum xk_span_class {
 	XK_SPAN_DUAL,		/* two locations (register and flags) */
 };
 
-/* escapes of derived data out of the safe span (bit mask) */
-#define XK_ESCAPE_STORE 0x1	/* stored to non-stack memory */
-#define XK_ESCAPE_CALL 0x2	/* passed to a call */
-#define XK_ESCAPE_RET 0x4	/* returned */
+/* escapes of derived data out of the safe span: XK_ESCAPE_* (xk_ioctl.h) */
 
 #define XK_LOC_MEM 32		/* location kind: [base + disp] */
 
@@ -96,6 +94,13 @@ int xk_scope_read(const char *path, struct xk_scope *t);
 void xk_scope_free(struct xk_scope *t);
 int xk_scope_nr_supported(const struct xk_scope *t);
 const char *xk_span_class_name(enum xk_span_class c);
+/*
+ * Whether a thread inside one span's safe span may execute a span of the
+ * same constant: another span's probe lies in its ranges, or its derived
+ * data is passed to a call. Policies then pin a thread's value until it
+ * leaves the safe span (xkernel.ko decides the same from the same facts).
+ */
+bool xk_scope_spans_nest(const struct xk_scope *t);
 /* rax ... r15, flags */
 const char *xk_scope_reg_name(int reg);
 

@@ -38,6 +38,11 @@ enum xk_mode {
 
 #define XK_IOC_LOC_MEM 32	/* location kind: [base + disp] */
 
+/* escapes of derived data out of the safe span (bit mask) */
+#define XK_ESCAPE_STORE 0x1	/* stored to non-stack memory */
+#define XK_ESCAPE_CALL 0x2	/* passed to a call */
+#define XK_ESCAPE_RET 0x4	/* returned */
+
 struct xk_ioc_loc {
 	__s32 kind;		/* enum xk_reg, XK_LOC_FLAGS or XK_IOC_LOC_MEM */
 	__s32 base;		/* memory: base register, or XK_BASE_RIP */
@@ -58,7 +63,7 @@ struct xk_ioc_span {
 	__u8 expect_mask[XK_MAX_EXPECT];
 	struct xk_ioc_loc locs[XK_MAX_LOCS];
 	__u32 nr_exits;
-	__u32 pad;
+	__u32 escapes;		/* XK_ESCAPE_* of the scope table */
 	__u64 exits[XK_MAX_EXITS];	/* safe span ends before these */
 	__u32 nr_ranges;
 	__u32 pad2;
