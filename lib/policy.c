@@ -110,6 +110,7 @@ struct policy_load {
 	int fd;
 	int nr_loaded;
 	struct bpf_link *links[MAX_PROGS];
+	const struct bpf_program *linked[MAX_PROGS];	/* links[i]'s program */
 	int nr_links;
 	char pin_dir[XK_PATH_MAX];
 	bool pinned;
@@ -359,6 +360,7 @@ static int attach_programs(struct policy_load *p)
 			return xk_err(err, "policy %s: cannot attach %s (%s): %s", p->id,
 				      bpf_program__name(prog),
 				      bpf_program__section_name(prog), log_tail());
+		p->linked[p->nr_links] = prog;
 		p->links[p->nr_links++] = link;
 	}
 	p->res->nr_programs = p->nr_links;
@@ -387,14 +389,9 @@ static int pin_links(struct policy_load *p)
 	p->pinned = true;
 	for (int i = 0; i < p->nr_links; i++) {
 		char path[XK_PATH_MAX + 128];
-		const struct bpf_program *prog = NULL;
-		struct bpf_program *q;
-		int k = 0;
 
-		bpf_object__for_each_program(q, p->obj)
-			if (k++ == i)
-				prog = q;
-		snprintf(path, sizeof(path), "%s/%s", p->pin_dir, bpf_program__name(prog));
+		snprintf(path, sizeof(path), "%s/%s", p->pin_dir,
+			 bpf_program__name(p->linked[i]));
 		err = bpf_link__pin(p->links[i], path);
 		if (err)
 			return xk_err(err, "cannot pin %s: %s", path, strerror(-err));

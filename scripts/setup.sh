@@ -47,5 +47,5 @@ fi
 
 make -s
 build/xk kernel fetch
-make -s kmod
+make -s kmod policies
 echo "setup: done (cache: $(build/xk -j kernel info | jq -r .dir))"

@@ -4,7 +4,8 @@
 # write away from a span, to another register, an arbitrary content or a
 # value out of bounds are refused by xk_write_kernel (counted, logged) and
 # the kernel behaves as compiled; a parameter out of the constant's bounds
-# is refused at load; a non-root user cannot load a policy.
+# is refused at load, a value computed out of them clamped at run time; a
+# non-root user cannot load a policy.
 . "$(dirname "$0")/lib.sh"
 BPF=$XK_TOP/build/bpf
 trap cleanup_xk EXIT
@@ -73,3 +74,16 @@ for why in "not the probe point of a policy-driven span" "is not the span's loca
 	dmesg | grep -q "$why" || fail "no '$why' in the kernel log"
 done
 nothing_loaded "after unload" rogue_writes
+
+# 5. a value computed out of bounds: clamped to the maximum, and counted
+$XK load BLK_MAX_REQUEST_COUNT --policy $BPF/overreach.bpf.o || fail "overreach load failed"
+n=$(unplugs)
+st=$($XK -j status)
+$XK unload BLK_MAX_REQUEST_COUNT || fail "unload failed"
+value=$(jq '.[0].contexts[] | select(.label == "everything") | .value' <<< "$st")
+clamped=$(jq '.[0].clamped' <<< "$st")
+choices=$(jq '.[0].choices' <<< "$st")
+log "computed 2048: in force $value, $clamped of $choices choices clamped; unplugs $base -> $n"
+expect_eq "value in force" "$value" 512
+[ "$clamped" -gt 0 ] && [ "$clamped" = "$choices" ] || fail "clamped $clamped of $choices"
+[ "$n" -lt "$base" ] || fail "at 512, $n unplugs, not fewer than $base"
