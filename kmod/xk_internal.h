@@ -78,6 +78,18 @@ struct xk_ctx_stat {
 	char label[XK_LABEL_MAX];
 	s64 value;
 	u64 hits, clamped;
+	unsigned long last;		/* jiffies of the last choice */
+};
+
+/*
+ * A policy's figures on one CPU. Written only by the kfuncs, which run with
+ * preemption off, and kprobe programs never nest on a CPU: no lock, no
+ * shared cache line on the hot path. Read (and summed) by status.
+ */
+struct xk_policy_stats {
+	u64 sets, clamped, pinned, writes, refused, exits, other_ctxs;
+	int nr_ctxs;			/* published after the entry is filled */
+	struct xk_ctx_stat ctxs[XK_MAX_CONTEXTS];
 };
 
 /*
@@ -108,13 +120,9 @@ struct xk_const {
 	/* values chosen by an eBPF policy (xk_policy.c); empty: by xk set */
 	char policy[XK_NAME_MAX];
 	bool nests;			/* spans may run inside another's safe span */
-	raw_spinlock_t policy_lock;	/* pins and contexts */
+	raw_spinlock_t policy_lock;	/* pins (only where spans nest) */
 	struct xk_pin pins[XK_MAX_PINS];
-	struct xk_ctx_stat ctxs[XK_MAX_CONTEXTS];
-	int nr_ctxs;
-	u64 other_ctxs;
-	atomic64_t pol_sets, pol_clamped, pol_pinned, pol_writes, pol_refused,
-		   pol_exits;
+	struct xk_policy_stats __percpu *stats;
 };
 
 extern struct mutex xk_lock;		/* the list and every load/set/unload */
@@ -136,6 +144,7 @@ void xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 
 /* xk_policy.c */
 int xk_policy_init(void);
+void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req);
 extern atomic64_t xk_refused_outside;
 
 /* xk_transition.c */

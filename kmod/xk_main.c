@@ -165,32 +165,6 @@ static long ioctl_unload(void __user *uarg)
 	return err;
 }
 
-/* Under xk_lock: a policy-driven constant's figures. */
-static void status_policy(struct xk_const *c, struct xk_ioc_status *req)
-{
-	unsigned long flags;
-
-	if (!c->policy[0])
-		return;
-	strscpy(req->policy, c->policy, sizeof(req->policy));
-	req->pol_sets = atomic64_read(&c->pol_sets);
-	req->pol_clamped = atomic64_read(&c->pol_clamped);
-	req->pol_pinned = atomic64_read(&c->pol_pinned);
-	req->pol_writes = atomic64_read(&c->pol_writes);
-	req->pol_refused = atomic64_read(&c->pol_refused);
-	req->pol_exits = atomic64_read(&c->pol_exits);
-	raw_spin_lock_irqsave(&c->policy_lock, flags);
-	req->nr_contexts = c->nr_ctxs;
-	for (int i = 0; i < c->nr_ctxs; i++) {
-		memcpy(req->contexts[i].label, c->ctxs[i].label, XK_LABEL_MAX);
-		req->contexts[i].value = c->ctxs[i].value;
-		req->contexts[i].hits = c->ctxs[i].hits;
-		req->contexts[i].clamped = c->ctxs[i].clamped;
-	}
-	req->pol_other_contexts = c->other_ctxs;
-	raw_spin_unlock_irqrestore(&c->policy_lock, flags);
-}
-
 static long ioctl_status(void __user *uarg)
 {
 	struct xk_ioc_status *req;
@@ -204,7 +178,12 @@ static long ioctl_status(void __user *uarg)
 	err = copy_req(req, sizeof(*req), uarg);
 	if (err)
 		goto out;
-	req->found = 0;
+	/* only the index is input: every other field is ours to fill */
+	idx = req->index;
+	memset(req, 0, sizeof(*req));
+	req->size = sizeof(*req);
+	req->index = idx;
+	idx = 0;
 	mutex_lock(&xk_lock);
 	list_for_each_entry(c, &xk_consts, node) {
 		if (idx++ != req->index)
@@ -227,7 +206,8 @@ static long ioctl_status(void __user *uarg)
 			st->addr = (unsigned long)c->spans[i].rewrite.addr;
 			st->hits = atomic64_read(&c->spans[i].hits);
 		}
-		status_policy(c, req);
+		if (c->policy[0])
+			xk_policy_status(c, req);
 		break;
 	}
 	req->refused_outside = atomic64_read(&xk_refused_outside);

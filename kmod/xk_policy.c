@@ -83,29 +83,86 @@ static struct xk_pin *find_pin(struct xk_const *c, struct task_struct *t)
 	return NULL;
 }
 
-/* Under c->policy_lock: the figures of the context named by label. */
-static void count_context(struct xk_const *c, const char *label, u32 size,
-			  s64 value, bool clamped)
+/* This CPU's figures of the context named by label (preemption off). */
+static void count_context(struct xk_policy_stats *ps, const char *label,
+			  u32 size, s64 value, bool clamped)
 {
 	char name[XK_LABEL_MAX] = {};
 	struct xk_ctx_stat *st = NULL;
+	int nr = ps->nr_ctxs;
 
 	for (u32 i = 0; i < size && i < XK_LABEL_MAX - 1 && label[i]; i++)
 		name[i] = label[i];
-	for (int i = 0; i < c->nr_ctxs && !st; i++)
-		if (!strcmp(c->ctxs[i].label, name))
-			st = &c->ctxs[i];
-	if (!st && c->nr_ctxs < XK_MAX_CONTEXTS) {
-		st = &c->ctxs[c->nr_ctxs++];
+	for (int i = 0; i < nr && !st; i++)
+		if (!memcmp(ps->ctxs[i].label, name, sizeof(name)))
+			st = &ps->ctxs[i];
+	if (!st && nr < XK_MAX_CONTEXTS) {
+		st = &ps->ctxs[nr];
 		memcpy(st->label, name, sizeof(name));
+		/* status reads the entry once it sees the count */
+		smp_store_release(&ps->nr_ctxs, nr + 1);
 	}
 	if (!st) {
-		c->other_ctxs++;
+		ps->other_ctxs++;
 		return;
 	}
-	st->value = value;
+	WRITE_ONCE(st->value, value);
+	WRITE_ONCE(st->last, jiffies);
 	st->hits++;
 	st->clamped += clamped;
+}
+
+/* The status entry of a label, added if new; -1 when they are all taken. */
+static int context_index(struct xk_ioc_status *req, const char *label)
+{
+	for (u32 k = 0; k < req->nr_contexts; k++)
+		if (!memcmp(req->contexts[k].label, label, XK_LABEL_MAX))
+			return k;
+	if (req->nr_contexts == XK_MAX_CONTEXTS)
+		return -1;
+	memcpy(req->contexts[req->nr_contexts].label, label, XK_LABEL_MAX);
+	return req->nr_contexts++;
+}
+
+/*
+ * Status of a policy-driven constant: every CPU's figures summed, contexts
+ * merged by label (the value: the one chosen last). Runs under xk_lock.
+ */
+void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req)
+{
+	unsigned long last[XK_MAX_CONTEXTS] = {};
+	int cpu;
+
+	strscpy(req->policy, c->policy, sizeof(req->policy));
+	for_each_possible_cpu(cpu) {
+		const struct xk_policy_stats *ps = per_cpu_ptr(c->stats, cpu);
+		int nr = smp_load_acquire(&ps->nr_ctxs);
+
+		req->pol_sets += READ_ONCE(ps->sets);
+		req->pol_clamped += READ_ONCE(ps->clamped);
+		req->pol_pinned += READ_ONCE(ps->pinned);
+		req->pol_writes += READ_ONCE(ps->writes);
+		req->pol_refused += READ_ONCE(ps->refused);
+		req->pol_exits += READ_ONCE(ps->exits);
+		req->pol_other_contexts += READ_ONCE(ps->other_ctxs);
+		for (int i = 0; i < nr; i++) {
+			const struct xk_ctx_stat *st = &ps->ctxs[i];
+			struct xk_ioc_context *out;
+			int k = context_index(req, st->label);
+
+			if (k < 0) {
+				req->pol_other_contexts += READ_ONCE(st->hits);
+				continue;
+			}
+			out = &req->contexts[k];
+			out->hits += READ_ONCE(st->hits);
+			out->clamped += READ_ONCE(st->clamped);
+			if (!last[k] || time_after(READ_ONCE(st->last), last[k])) {
+				last[k] = READ_ONCE(st->last);
+				out->value = READ_ONCE(st->value);
+			}
+		}
+	}
 }
 
 __bpf_kfunc_start_defs();
@@ -127,39 +184,42 @@ __bpf_kfunc int xk_set(struct pt_regs *ctx, s64 *value, const char *label,
 		       u32 label__sz)
 {
 	struct xk_span *s = span_at(ctx);
+	struct xk_policy_stats *ps;
 	struct xk_const *c;
-	unsigned long flags;
 	bool clamped = false;
 	s64 v;
 
 	if (!s)
 		return refuse_outside(ctx, "xk_set");
 	c = s->owner;
+	ps = this_cpu_ptr(c->stats);
 	v = *value;
 	if (v < c->min || v > c->max) {
 		v = clamp(v, c->min, c->max);
 		clamped = true;
-		atomic64_inc(&c->pol_clamped);
+		ps->clamped++;
 	}
-	atomic64_inc(&c->pol_sets);
-	raw_spin_lock_irqsave(&c->policy_lock, flags);
+	ps->sets++;
 	if (c->nests) {
-		struct xk_pin *p = find_pin(c, current);
+		unsigned long flags;
+		struct xk_pin *p;
 
+		raw_spin_lock_irqsave(&c->policy_lock, flags);
+		p = find_pin(c, current);
 		/* a frame above the one that chose has returned: stale */
 		if (p && ctx->sp > p->sp)
 			p->task = NULL, p = NULL;
 		if (p) {
 			v = p->value;
-			atomic64_inc(&c->pol_pinned);
+			ps->pinned++;
 		} else if ((p = find_pin(c, NULL))) {
 			p->task = current;
 			p->sp = ctx->sp;
 			p->value = v;
 		}
+		raw_spin_unlock_irqrestore(&c->policy_lock, flags);
 	}
-	count_context(c, label, label__sz, v, clamped);
-	raw_spin_unlock_irqrestore(&c->policy_lock, flags);
+	count_context(ps, label, label__sz, v, clamped);
 	*value = v;
 	return 0;
 }
@@ -196,7 +256,7 @@ __bpf_kfunc int xk_write_kernel(struct pt_regs *ctx, s64 value,
 	if (value < c->min || value > c->max) {
 		pr_warn_ratelimited("write to %s refused: value %lld out of bounds "
 				    "[%lld, %lld]\n", c->name, value, c->min, c->max);
-		atomic64_inc(&c->pol_refused);
+		this_cpu_inc(c->stats->refused);
 		return -ERANGE;
 	}
 	xk_regs_to_array(ctx, in);
@@ -219,17 +279,17 @@ __bpf_kfunc int xk_write_kernel(struct pt_regs *ctx, s64 value,
 					    "the state value %lld gives (%#llx)\n",
 					    c->name, (void *)s->probe_addr,
 					    w->content & mask, value, out[i] & mask);
-			atomic64_inc(&c->pol_refused);
+			this_cpu_inc(c->stats->refused);
 			return -EINVAL;
 		}
 	}
 	xk_write_locations(s, ctx, in, out);
 	atomic64_inc(&s->hits);
-	atomic64_inc(&c->pol_writes);
+	this_cpu_inc(c->stats->writes);
 	return 0;
 
 refused:
-	atomic64_inc(&c->pol_refused);
+	this_cpu_inc(c->stats->refused);
 	return -EPERM;
 }
 
@@ -256,7 +316,7 @@ __bpf_kfunc int xk_transition_done(struct pt_regs *ctx)
 					       c->spans[i].desc.exits[j] == addr;
 		if (!here)
 			continue;
-		atomic64_inc(&c->pol_exits);
+		this_cpu_inc(c->stats->exits);
 		if (c->nests) {
 			struct xk_pin *p;
 

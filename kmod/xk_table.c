@@ -225,6 +225,7 @@ void xk_const_destroy(struct xk_const *c)
 
 	for (i = 0; i < c->nr_spans; i++)
 		disarm_span(&c->spans[i]);
+	free_percpu(c->stats);
 	kvfree(c->spans);
 	kfree(c);
 }
@@ -276,6 +277,13 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	raw_spin_lock_init(&c->track_lock);
 	raw_spin_lock_init(&c->policy_lock);
 	strscpy(c->policy, req->policy, sizeof(c->policy));
+	if (c->policy[0]) {
+		c->stats = alloc_percpu(struct xk_policy_stats);
+		if (!c->stats) {
+			err = -ENOMEM;
+			goto err_destroy;
+		}
+	}
 
 	for (i = 0; i < c->nr_spans; i++) {
 		struct xk_span *s = &c->spans[i];

@@ -235,15 +235,16 @@ int xk_rt_probe_optimized(unsigned long long addr)
 		return err;
 	snprintf(want, sizeof(want), "%llx", addr);
 	err = -ENOENT;
-	for (char *line = text; *line;) {
+	/* several probes at one address (a policy's and the module's disarmed
+	 * one) share the state of the aggregate: any line may say it */
+	for (char *line = text; *line && err != 1;) {
 		char *end = strchrnul(line, '\n');
+		bool last = !*end;
 
-		if (!strncmp(line, want, strlen(want)) && line[strlen(want)] == ' ') {
-			*end = '\0';
+		*end = '\0';
+		if (!strncmp(line, want, strlen(want)) && line[strlen(want)] == ' ')
 			err = strstr(line, "[OPTIMIZED]") ? 1 : 0;
-			break;
-		}
-		line = *end ? end + 1 : end;
+		line = last ? end : end + 1;
 	}
 	free(text);
 	return err;

@@ -589,8 +589,7 @@ static int do_status(int argc, char **argv)
 				printf("  %s+%#llx: %llu %s, %s\n", p->func,
 				       (unsigned long long)p->probe,
 				       (unsigned long long)p->hits,
-				       st->policy[0] ? "policy writes" : "rewrites",
-				       st->policy[0] ? "probe by the policy" : state);
+				       st->policy[0] ? "policy writes" : "rewrites", state);
 			}
 		}
 		if (json_output)
