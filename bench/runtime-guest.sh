@@ -29,6 +29,36 @@ times)
 	done
 	stats "global transition, golden G_HOLD" < /tmp/tr_hold
 	$XK unload --all > /dev/null
+	# an eBPF policy: xk load (open, verify, validate the table, attach,
+	# pin) and xk unload (unpin, wait for the programs and kprobes to go)
+	modprobe null_blk nr_devices=2
+	for i in $(seq 10); do
+		t0=$(date +%s%N)
+		$XK -j load BLK_MAX_REQUEST_COUNT --policy build/bpf/blk_per_device.bpf.o \
+			--param dev0=nullb0 --param value0=4 > /tmp/p.json
+		t1=$(date +%s%N)
+		$XK -j unload BLK_MAX_REQUEST_COUNT > /tmp/u.json
+		t2=$(date +%s%N)
+		echo "scale=3; ($t1 - $t0) / 1000000" | bc >> /tmp/pol_load
+		echo "scale=3; ($t2 - $t1) / 1000000" | bc >> /tmp/pol_unload
+		for f in open verify tables attach pin; do
+			jq .${f}_ms /tmp/p.json >> /tmp/pol_$f
+		done
+		jq .load_ms /tmp/p.json >> /tmp/pol_validate
+		jq .policy_detach_ms /tmp/u.json >> /tmp/pol_detach
+	done
+	rmmod null_blk
+	t0=$(date +%s%N); /bin/true; t1=$(date +%s%N)
+	echo "  (starting any process in this guest takes $(( (t1 - t0) / 1000000 )) ms)"
+	stats "policy: xk load --policy, whole command" < /tmp/pol_load
+	stats "  open the object, parameters" < /tmp/pol_open
+	stats "  verify (BTF, CO-RE, verifier)" < /tmp/pol_verify
+	stats "  tables into the module" < /tmp/pol_tables
+	stats "    of which the module's validation" < /tmp/pol_validate
+	stats "  attach (kprobes, links)" < /tmp/pol_attach
+	stats "  pin" < /tmp/pol_pin
+	stats "policy: xk unload, whole command" < /tmp/pol_unload
+	stats "  detach (programs and kprobes gone)" < /tmp/pol_detach
 	;;
 trigger)
 	insmod kmod/xkernel.ko

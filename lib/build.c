@@ -851,6 +851,8 @@ int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
 	}
 	if (err)
 		xk_scope_free(t);
+	else if (!c->module_dir[0])	/* a module's names are not recorded */
+		xk_count_copies(k, t);
 	return err;
 }
 

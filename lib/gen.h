@@ -32,6 +32,8 @@ int gen_collect_jump_labels(struct xk_obj *o, struct gen_input *in);
  * functions that differ. */
 int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 		      const char *obj_name, int *checked);
+/* Each span's number of same-named functions in the target kernel. */
+void xk_count_copies(const struct xk_kernel *k, struct xk_scope *t);
 bool gen_jump_label_at(const struct gen_input *in, const struct xk_sym *f,
 		       uint64_t off);
 

@@ -80,6 +80,41 @@ static int load_kallsyms(const char *path, struct symtab *t)
 	return 0;
 }
 
+static void free_symtab(struct symtab *t);
+
+/*
+ * How many functions of each span's name the target kernel has (from the
+ * kallsyms recorded at fetch). Leaves 0 (unknown) when there is no record
+ * or the name is not there (a module's function).
+ */
+void xk_count_copies(const struct xk_kernel *k, struct xk_scope *t)
+{
+	char path[XK_PATH_MAX + 16];
+	struct symtab st = { 0 };
+
+	if (xk_snprintf(path, sizeof(path), "%s/kallsyms", k->dir) ||
+	    load_kallsyms(path, &st)) {
+		free_symtab(&st);
+		return;
+	}
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct ksym key = { .name = t->spans[i].func };
+		const struct ksym *hit = bsearch(&key, st.syms, st.nr, sizeof(*st.syms),
+						 cmp_ksym);
+		size_t lo, hi;
+
+		if (!hit)
+			continue;
+		lo = hi = hit - st.syms;
+		while (lo > 0 && !strcmp(st.syms[lo - 1].name, key.name))
+			lo--;
+		while (hi + 1 < st.nr && !strcmp(st.syms[hi + 1].name, key.name))
+			hi++;
+		t->spans[i].copies = (int)(hi - lo + 1);
+	}
+	free_symtab(&st);
+}
+
 static void free_symtab(struct symtab *t)
 {
 	free(t->syms);

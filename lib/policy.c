@@ -462,6 +462,15 @@ static int unpin_policy(const char *id, unsigned int timeout_ms)
 	return alive;
 }
 
+/* Seconds since *t into *into; *t moves on. */
+static void lap(double *t, double *into)
+{
+	double now = xk_now();
+
+	*into = now - *t;
+	*t = now;
+}
+
 int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
 		   int nr_tables, const struct xk_policy_opts *opts,
 		   struct xk_policy_result *res)
@@ -470,6 +479,7 @@ int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
 				 .nr_tables = nr_tables, .opts = opts, .fd = fd,
 				 .res = res };
 	libbpf_print_fn_t old_print;
+	double t;
 	int err;
 
 	memset(res, 0, sizeof(*res));
@@ -488,13 +498,19 @@ int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
 	old_print = libbpf_set_print(keep_libbpf_print);
 	libbpf_log_len = 0;
 
+	t = xk_now();
 	err = open_object(&p);
 	err = err ?: set_params(&p);
 	err = err ?: check_values(&p);
+	lap(&t, &res->open_s);
 	err = err ?: load_object(&p);
+	lap(&t, &res->verify_s);
 	err = err ?: load_tables(&p);
+	lap(&t, &res->tables_s);
 	err = err ?: attach_programs(&p);
+	lap(&t, &res->attach_s);
 	err = err ?: pin_links(&p);
+	lap(&t, &res->pin_s);
 
 	/* pinned, the links outlive these descriptors; else they detach */
 	for (int i = 0; i < p.nr_links; i++)

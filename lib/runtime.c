@@ -123,7 +123,14 @@ static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 		return xk_err(-E2BIG, "%s: %d spans, the module takes %d",
 			      t->constant, n, XK_MAX_SPANS);
 	}
-	add_candidates(spans, n);
+	/* every copy's address only when a name may repeat: reading
+	 * /proc/kallsyms costs more than the rest of a load */
+	for (int i = 0; i < t->nr_spans; i++) {
+		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED && t->spans[i].copies != 1) {
+			add_candidates(spans, n);
+			break;
+		}
+	}
 	xk_strlcpy(req.name, t->constant, sizeof(req.name));
 	req.nr_spans = n;
 	req.def = t->def;

@@ -108,6 +108,8 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 		s->escapes & XK_ESCAPE_CALL ? " call" : "",
 		s->escapes & XK_ESCAPE_RET ? " ret" : "");
 	fprintf(f, "slice %u\n", s->slice_len);
+	if (s->copies > 0)
+		fprintf(f, "copies %d\n", s->copies);
 	fputs("args", f);
 	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
 		if (s->arg_reg[a] >= 0)
@@ -435,6 +437,10 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 				     (strstr(r->cur, " ret") ? XK_ESCAPE_RET : 0);
 		} else if (!strncmp(r->cur, "slice ", 6)) {
 			s->slice_len = strtoul(r->cur + 6, NULL, 10);
+		} else if (!strncmp(r->cur, "copies ", 7)) {
+			s->copies = (int)strtol(r->cur + 7, NULL, 10);
+			if (s->copies < 0)
+				return bad(r, "copies N");
 		} else if (!strncmp(r->cur, "args", 4) &&
 			   (r->cur[4] == ' ' || !r->cur[4])) {
 			char reg[16];

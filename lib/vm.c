@@ -633,12 +633,32 @@ out:
 	return err;
 }
 
+/*
+ * A guest that dies before its command starts (no boot marker) ran nothing
+ * of it: booting once more is safe. Under TCG the stock kernel's early
+ * boot-time text patching (int3 breakpoints) now and then trips over
+ * itself; the first console is kept and named.
+ */
 int xk_vm_run(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	      struct xk_vm_result *res)
 {
+	const char *accel;
+	int err;
+
 	if (!OPTS_VALID(opts, xk_vm_opts))
 		return xk_err(-EINVAL, "invalid xk_vm_opts");
-	return vm_boot(k, opts, res, choose_accel(k));
+	accel = choose_accel(k);
+	err = vm_boot(k, opts, res, accel);
+	if (err == -EIO && res->boot_s <= 0 && !OPTS_GET(opts, interactive, false)) {
+		char first[XK_PATH_MAX];
+
+		xk_strlcpy(first, res->run_dir, sizeof(first));
+		pr_warn("the guest died while booting, before the command (console: "
+			"%s/console.log); booting once more\n", first);
+		xk_vm_result_free(res);
+		err = vm_boot(k, opts, res, accel);
+	}
+	return err;
 }
 
 void xk_vm_result_free(struct xk_vm_result *res)

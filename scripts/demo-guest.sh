@@ -4,8 +4,8 @@
 set -euo pipefail
 XK=build/xk
 echo "guest kernel: $(uname -r) ($(grep -o 'Debian [^ ]*~deb[^ ]*' /proc/version)), kprobes enabled: $(cat /sys/kernel/debug/kprobes/enabled)"
-modprobe null_blk nr_devices=1 max_sectors=8
-echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
+modprobe null_blk nr_devices=2 max_sectors=8
+for d in nullb0 nullb1; do echo 1024 > /sys/block/$d/queue/read_ahead_kb; done
 T=/sys/kernel/tracing
 echo 16384 > $T/buffer_size_kb
 run() {
@@ -29,5 +29,25 @@ run "retuned live to 128:"
 $XK status
 $XK unload BLK_MAX_REQUEST_COUNT
 run "after unload (32 again):"
+# per device: an eBPF policy chooses the value for each request's device
+both() {
+	echo 3 > /proc/sys/vm/drop_caches
+	echo > $T/trace
+	echo 1 > $T/events/block/block_unplug/enable
+	dd if=/dev/nullb0 of=/dev/null bs=1M count=64 2>/dev/null & local p0=$!
+	dd if=/dev/nullb1 of=/dev/null bs=1M count=64 2>/dev/null & local p1=$!
+	wait $p0 $p1
+	echo 0 > $T/events/block/block_unplug/enable
+	printf '  %-34s nullb0 %5d, nullb1 %5d plug flushes\n' "$1" \
+		"$(grep -c -- "-$p0 .*block_unplug" $T/trace)" "$(grep -c -- "-$p1 .*block_unplug" $T/trace)"
+}
+echo "both devices read at once, 64 MiB each:"
+both "compiled-in value 32:"
+$XK load BLK_MAX_REQUEST_COUNT --policy build/bpf/blk_per_device.bpf.o \
+	--param dev0=nullb0 --param value0=4 --param dev1=nullb1 --param value1=128
+both "policy: nullb0 4, nullb1 128:"
+$XK status
+$XK unload BLK_MAX_REQUEST_COUNT
+both "after unload (32 again):"
 echo "kernel log:"
 dmesg | grep 'xkernel: \(load\|set\|unload\)' | sed 's/^/  /'

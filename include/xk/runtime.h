@@ -48,6 +48,12 @@ struct xk_policy_result {
 	int nr_programs;		/* attached and pinned */
 	int nr_spans;			/* validated, over every table */
 	unsigned long long load_ns;	/* the tables' validation */
+	/* where the time went (seconds) */
+	double open_s;			/* open the object, parameters */
+	double verify_s;		/* bpf_object__load: BTF, verifier */
+	double tables_s;		/* the tables into the module */
+	double attach_s;		/* kprobes and links */
+	double pin_s;
 };
 
 /*

@@ -72,6 +72,10 @@ struct xk_scope_span {
 	/* the register holding the function's argument i at the probe point
 	 * on every path, or -1 (for policies: their context) */
 	int8_t arg_reg[XK_SCOPE_MAX_ARGS];
+	/* functions of this name in the target kernel (its kallsyms recorded
+	 * at fetch); 0: unknown (a module's). Only a name that is not unique
+	 * makes xk load read /proc/kallsyms for every copy's address. */
+	int copies;
 	char why[256];		/* unsupported: the reason */
 };
 

@@ -294,6 +294,11 @@ static int load_policy(int nr, char **names, struct load_args *a)
 		json_int(jw, "programs", r.nr_programs);
 		json_int(jw, "spans", r.nr_spans);
 		json_double(jw, "load_ms", r.load_ns / 1e6);
+		json_double(jw, "open_ms", r.open_s * 1e3);
+		json_double(jw, "verify_ms", r.verify_s * 1e3);
+		json_double(jw, "tables_ms", r.tables_s * 1e3);
+		json_double(jw, "attach_ms", r.attach_s * 1e3);
+		json_double(jw, "pin_ms", r.pin_s * 1e3);
 		json_end_object(jw);
 	} else if (!err) {
 		printf("policy %s: %d program%s attached for", r.id, r.nr_programs,
@@ -433,7 +438,7 @@ static int do_set(int argc, char **argv)
  * The policies driving name (NULL: every policy): each is detached first,
  * then all its constants unloaded. *nr counts those constants.
  */
-static int unload_policies(int fd, const char *name, int *nr)
+static int unload_policies(int fd, const char *name, int *nr, double *detach_s)
 {
 	struct xk_ioc_status *st = calloc(1, sizeof(*st));
 	char ids[XK_TX_MAX * 4][XK_NAME_MAX];
@@ -454,9 +459,11 @@ static int unload_policies(int fd, const char *name, int *nr)
 	}
 	free(st);
 	for (int k = 0; k < nr_ids && !err; k++) {
+		double t0 = xk_now();
 		int n = 0;
 
 		err = xk_policy_unload(fd, ids[k], &n);
+		*detach_s += xk_now() - t0;
 		*nr += n;
 		if (!err && !json_output && !quiet)
 			printf("policy %s detached\n", ids[k]);
@@ -468,6 +475,7 @@ static int do_unload(int argc, char **argv)
 {
 	struct load_args a = { 0 };
 	int first = parse_load_args("unload", argc, argv, &a), fd, err, nr = 0, n = 0;
+	double detach_s = 0;
 
 	if (first < 0)
 		return XK_EXIT_USAGE;
@@ -476,7 +484,7 @@ static int do_unload(int argc, char **argv)
 	fd = xk_rt_open();
 	if (fd < 0)
 		return p_lib_err("unload", fd);
-	err = unload_policies(fd, a.all ? NULL : argv[first], &nr);
+	err = unload_policies(fd, a.all ? NULL : argv[first], &nr, &detach_s);
 	if (!err && (a.all || !nr))
 		err = xk_rt_unload(fd, a.all ? NULL : argv[first], &n);
 	nr += n;
@@ -488,6 +496,7 @@ static int do_unload(int argc, char **argv)
 	if (json_output) {
 		json_begin_object(jw, NULL);
 		json_int(jw, "unloaded", nr);
+		json_double(jw, "policy_detach_ms", detach_s * 1e3);
 		json_end_object(jw);
 	} else {
 		printf("unloaded %d constant%s\n", nr, nr == 1 ? "" : "s");
