@@ -122,6 +122,7 @@ struct xk_const {
 	bool nests;			/* spans may run inside another's safe span */
 	raw_spinlock_t policy_lock;	/* pins (only where spans nest) */
 	struct xk_pin pins[XK_MAX_PINS];
+	int nr_pins;			/* slots in use lie below this */
 	struct xk_policy_stats __percpu *stats;
 };
 

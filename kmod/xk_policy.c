@@ -74,13 +74,30 @@ static int refuse_outside(const struct pt_regs *regs, const char *what)
 	return -EPERM;
 }
 
-/* Under c->policy_lock. */
-static struct xk_pin *find_pin(struct xk_const *c, struct task_struct *t)
+/*
+ * Under c->policy_lock: the pin of task t, or NULL; *free (if asked) gets a
+ * free slot. Only the slots below c->nr_pins are looked at: usually a few.
+ */
+static struct xk_pin *find_pin(struct xk_const *c, struct task_struct *t,
+			       struct xk_pin **free)
 {
-	for (int i = 0; i < XK_MAX_PINS; i++)
+	if (free)
+		*free = c->nr_pins < XK_MAX_PINS ? &c->pins[c->nr_pins] : NULL;
+	for (int i = 0; i < c->nr_pins; i++) {
 		if (c->pins[i].task == t)
 			return &c->pins[i];
+		if (free && !c->pins[i].task)
+			*free = &c->pins[i];
+	}
 	return NULL;
+}
+
+/* Under c->policy_lock: frees a pin; the slots in use stay below nr_pins. */
+static void drop_pin(struct xk_const *c, struct xk_pin *p)
+{
+	p->task = NULL;
+	while (c->nr_pins && !c->pins[c->nr_pins - 1].task)
+		c->nr_pins--;
 }
 
 /* This CPU's figures of the context named by label (preemption off). */
@@ -205,17 +222,23 @@ __bpf_kfunc int xk_set(struct pt_regs *ctx, s64 *value, const char *label,
 		struct xk_pin *p;
 
 		raw_spin_lock_irqsave(&c->policy_lock, flags);
-		p = find_pin(c, current);
+		struct xk_pin *free;
+
+		p = find_pin(c, current, &free);
 		/* a frame above the one that chose has returned: stale */
-		if (p && ctx->sp > p->sp)
-			p->task = NULL, p = NULL;
+		if (p && ctx->sp > p->sp) {
+			free = p;
+			p = NULL;
+		}
 		if (p) {
 			v = p->value;
 			ps->pinned++;
-		} else if ((p = find_pin(c, NULL))) {
-			p->task = current;
-			p->sp = ctx->sp;
-			p->value = v;
+		} else if (free) {
+			free->task = current;
+			free->sp = ctx->sp;
+			free->value = v;
+			if (free == &c->pins[c->nr_pins])
+				c->nr_pins++;
 		}
 		raw_spin_unlock_irqrestore(&c->policy_lock, flags);
 	}
@@ -321,9 +344,9 @@ __bpf_kfunc int xk_transition_done(struct pt_regs *ctx)
 			struct xk_pin *p;
 
 			raw_spin_lock_irqsave(&c->policy_lock, flags);
-			p = find_pin(c, current);
+			p = find_pin(c, current, NULL);
 			if (p)
-				p->task = NULL;
+				drop_pin(c, p);
 			raw_spin_unlock_irqrestore(&c->policy_lock, flags);
 		}
 		return 0;
