@@ -48,13 +48,17 @@ $(BPF_OUT)/vmlinux.h: | $(XK)
 	bpftool btf dump file $(KHEADERS)/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 # a policy's glue: one header per constant it includes as "NAME.xk.h",
-# made by xk gen from the scope table (analysis cached: fractions of a second)
+# made by xk gen from the scope table (analysis cached: fractions of a second);
+# the catalog's constants, else the golden module's (test fixtures)
+GOLDEN_CATALOG := tests/fixtures/golden/golden.conf
 $(BPF_OUT)/%.bpf.o: %.bpf.c $(BPF_OUT)/vmlinux.h bpf/xk_policy.h \
 		include/xk/policy.h include/xk/expr.h $(XK) catalog/constants.conf
 	@mkdir -p $(BPF_OUT)/glue
 	@for k in $$(sed -n 's/^#include "\([A-Z0-9_]*\)\.xk\.h"/\1/p' $<); do \
 		echo "  GLUE    $$k"; \
-		$(XK) -q gen $$k --glue $(BPF_OUT)/glue/$$k.xk.h >/dev/null || exit 1; done
+		$(XK) -q gen $$k --glue $(BPF_OUT)/glue/$$k.xk.h >/dev/null 2>&1 || \
+		$(XK) -q gen --catalog $(GOLDEN_CATALOG) $$k \
+			--glue $(BPF_OUT)/glue/$$k.xk.h >/dev/null || exit 1; done
 	clang $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.c
