@@ -218,12 +218,10 @@ __bpf_kfunc int xk_set(struct pt_regs *ctx, s64 *value, const char *label,
 	}
 	ps->sets++;
 	if (c->nests) {
+		struct xk_pin *p, *free;
 		unsigned long flags;
-		struct xk_pin *p;
 
 		raw_spin_lock_irqsave(&c->policy_lock, flags);
-		struct xk_pin *free;
-
 		p = find_pin(c, current, &free);
 		/* a frame above the one that chose has returned: stale */
 		if (p && ctx->sp > p->sp) {
