@@ -14,10 +14,9 @@
 #include "gen.h"
 #include "internal.h"
 #include "unit.h"
+#include "unit_kernel.h"
 #include "xk/scope.h"
 
-#define GOLDEN "tests/fixtures/golden/golden.conf"
-#define STOCK "catalog/constants.conf"
 
 struct want {
 	const char *func;		/* prefix of the function name */
@@ -25,24 +24,6 @@ struct want {
 	long long a, b;			/* fit of the first parameter */
 	const char *why;		/* unsupported: text in the reason */
 };
-
-static struct xk_kernel kernel;
-
-static int gen(const char *catalog, const char *name, struct xk_scope *t)
-{
-	struct xk_build_result *b = calloc(1, sizeof(*b));
-	struct xk_constant c;
-	int err;
-
-	if (!b)
-		return -ENOMEM;
-	err = xk_catalog_find(catalog, name, &c) ?: xk_build(&kernel, &c, NULL, b) ?:
-	      xk_gen(&kernel, &c, b, t);
-	if (err)
-		printf("#   %s: %s\n", name, xk_last_error());
-	free(b);
-	return err;
-}
 
 /* Every wanted span is found, and nothing else is. */
 static int expect(const char *catalog, const char *name, const struct want *w,
@@ -247,12 +228,8 @@ int main(void)
 		T(identity_refuses_a_changed_function), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
 	};
-	XK_OPTS(xk_kernel_opts, o, .offline = true);
 
-	if (xk_kernel_find(&o, &kernel) || !kernel.source_prepared) {
-		printf("Bail out! no prepared kernel in the cache: %s\n",
-		       xk_last_error());
+	if (find_kernel())
 		return 1;
-	}
 	return unit_main("gen", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -15,29 +15,10 @@
 #include "gen.h"
 #include "internal.h"
 #include "unit.h"
+#include "unit_kernel.h"
 #include "xk/scope.h"
 
-#define GOLDEN "tests/fixtures/golden/golden.conf"
-#define STOCK "catalog/constants.conf"
 #define TRIALS 64
-
-static struct xk_kernel kernel;
-
-static int gen(const char *catalog, const char *name, struct xk_scope *t)
-{
-	struct xk_build_result *b = calloc(1, sizeof(*b));
-	struct xk_constant c;
-	int err;
-
-	if (!b)
-		return -ENOMEM;
-	err = xk_catalog_find(catalog, name, &c) ?: xk_build(&kernel, &c, NULL, b) ?:
-	      xk_gen(&kernel, &c, b, t);
-	if (err)
-		printf("#   %s: %s\n", name, xk_last_error());
-	free(b);
-	return err;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -235,12 +216,8 @@ int main(void)
 		T(glue_many_spans), T(arguments_at_the_probe),
 		T(no_glue_without_a_supported_span),
 	};
-	XK_OPTS(xk_kernel_opts, o, .offline = true);
 
-	if (xk_kernel_find(&o, &kernel) || !kernel.source_prepared) {
-		printf("Bail out! no prepared kernel in the cache: %s\n",
-		       xk_last_error());
+	if (find_kernel())
 		return 1;
-	}
 	return unit_main("glue", tests, sizeof(tests) / sizeof(tests[0]));
 }
