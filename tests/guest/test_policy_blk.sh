@@ -11,18 +11,16 @@ trap cleanup_xk EXIT
 modprobe null_blk nr_devices=2 max_sectors=8 || fail "no null_blk"
 trap 'cleanup_xk; rmmod null_blk' EXIT
 for d in nullb0 nullb1; do echo 1024 > /sys/block/$d/queue/read_ahead_kb; done
-T=/sys/kernel/tracing
-echo 65536 > $T/buffer_size_kb
-# both devices at once; prints "flushes-of-nullb0 flushes-of-nullb1"
-unplugs_both() {
-	echo 3 > /proc/sys/vm/drop_caches
-	echo > $T/trace
-	echo 1 > $T/events/block/block_unplug/enable
+echo 65536 > $TRACE/buffer_size_kb
+read_both() {
 	dd if=/dev/nullb0 of=/dev/null bs=1M count=32 2>/dev/null & p0=$!
 	dd if=/dev/nullb1 of=/dev/null bs=1M count=32 2>/dev/null & p1=$!
 	wait $p0 $p1
-	echo 0 > $T/events/block/block_unplug/enable
-	echo "$(grep -c -- "-$p0 .*block_unplug" $T/trace) $(grep -c -- "-$p1 .*block_unplug" $T/trace)"
+}
+# both devices at once; prints "flushes-of-nullb0 flushes-of-nullb1"
+unplugs_both() {
+	trace_unplugs read_both
+	echo "$(traced_unplugs $p0) $(traced_unplugs $p1)"
 }
 read -r b0 b1 <<< "$(unplugs_both)"
 $XK load BLK_MAX_REQUEST_COUNT --policy "$POLICY" --param dev0=nullb0 \

@@ -17,21 +17,16 @@ trap cleanup EXIT
 modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
 echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
 mkdir -p $CG
-T=/sys/kernel/tracing
-echo 16384 > $T/buffer_size_kb
-# unplugs of one dd; $1: "in" to run it in the cgroup
-unplugs() {
-	echo 3 > /proc/sys/vm/drop_caches
-	echo > $T/trace
-	echo 1 > $T/events/block/block_unplug/enable
+echo 16384 > $TRACE/buffer_size_kb
+# one dd; $1: "in" to run it in the cgroup
+read_nullb0() {
 	if [ "$1" = in ]; then
 		sh -c "echo \$\$ > $CG/cgroup.procs && exec dd if=/dev/nullb0 of=/dev/null bs=1M count=32 2>/dev/null"
 	else
 		dd if=/dev/nullb0 of=/dev/null bs=1M count=32 2>/dev/null
 	fi
-	echo 0 > $T/events/block/block_unplug/enable
-	grep -c block_unplug $T/trace
 }
+unplugs() { unplugs_of read_nullb0 "$1"; }
 base_in=$(unplugs in)
 base_out=$(unplugs out)
 $XK load BLK_MAX_REQUEST_COUNT --policy "$POLICY" --param cgroup_id="$(stat -c %i $CG)" \

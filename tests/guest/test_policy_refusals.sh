@@ -12,16 +12,9 @@ trap cleanup_xk EXIT
 modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
 trap 'cleanup_xk; rmmod null_blk' EXIT
 echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
-T=/sys/kernel/tracing
-echo 16384 > $T/buffer_size_kb
-unplugs() {
-	echo 3 > /proc/sys/vm/drop_caches
-	echo > $T/trace
-	echo 1 > $T/events/block/block_unplug/enable
-	dd if=/dev/nullb0 of=/dev/null bs=1M count=32 2>/dev/null
-	echo 0 > $T/events/block/block_unplug/enable
-	grep -c block_unplug $T/trace
-}
+echo 16384 > $TRACE/buffer_size_kb
+read_nullb0() { dd if=/dev/nullb0 of=/dev/null bs=1M count=32 2>/dev/null; }
+unplugs() { unplugs_of read_nullb0; }
 nothing_loaded() {
 	expect_eq "$1: constants loaded" "$($XK -j status | jq length)" 0
 	[ -e /sys/fs/bpf/xkernel/$2 ] && fail "$1: pins left"

@@ -8,16 +8,9 @@ trap cleanup_xk EXIT
 modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
 trap 'cleanup_xk; rmmod null_blk' EXIT
 echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
-T=/sys/kernel/tracing
-echo 16384 > $T/buffer_size_kb
-unplugs() {
-	echo 3 > /proc/sys/vm/drop_caches
-	echo > $T/trace
-	echo 1 > $T/events/block/block_unplug/enable
-	dd if=/dev/nullb0 of=/dev/null bs=1M count=64 2>/dev/null
-	echo 0 > $T/events/block/block_unplug/enable
-	grep -c block_unplug $T/trace
-}
+echo 16384 > $TRACE/buffer_size_kb
+read_nullb0() { dd if=/dev/nullb0 of=/dev/null bs=1M count=64 2>/dev/null; }
+unplugs() { unplugs_of read_nullb0; }
 base=$(unplugs)
 $XK load BLK_MAX_REQUEST_COUNT --value 4 || fail "load failed"
 n4=$(unplugs)
