@@ -31,7 +31,7 @@ BPF_OUT   := $(BUILD)/bpf
 BPF_SRCS  := $(wildcard bpf/*.bpf.c tests/fixtures/policies/*.bpf.c bench/*.bpf.c)
 POLICIES  := $(patsubst %.bpf.c,$(BPF_OUT)/%.bpf.o,$(notdir $(BPF_SRCS)))
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
-              -I$(BPF_OUT) -I$(BPF_OUT)/glue -Ibpf -Iinclude
+              -I$(BPF_OUT) -I$(BPF_OUT)/glue -Ibpf -Iinclude/xk/abi
 vpath %.bpf.c bpf tests/fixtures/policies bench
 
 .PHONY: all kmod policies check demo clean
@@ -52,7 +52,7 @@ $(BPF_OUT)/vmlinux.h: | $(XK)
 # the catalog's constants, else the golden module's (test fixtures)
 GOLDEN_CATALOG := tests/fixtures/golden/golden.conf
 $(BPF_OUT)/%.bpf.o: %.bpf.c $(BPF_OUT)/vmlinux.h bpf/xk_policy.h \
-		include/xk/policy.h include/xk/expr.h $(XK) catalog/constants.conf
+		$(wildcard include/xk/abi/*.h) $(XK) catalog/constants.conf
 	@mkdir -p $(BPF_OUT)/glue
 	@for k in $$(sed -n 's/^#include "\([A-Z0-9_]*\)\.xk\.h"/\1/p' $<); do \
 		echo "  GLUE    $$k"; \

@@ -7,8 +7,8 @@
 #ifndef XK_POLICY_BPF_H
 #define XK_POLICY_BPF_H
 
-#include "xk/expr.h"	/* the update programs' operations (flags, widths) */
-#include "xk/policy.h"	/* struct xk_write, XK_POLICY_LABEL_MAX */
+#include "xk_expr.h"	/* the update programs' operations (flags, widths) */
+#include "xk_kfunc.h"	/* struct xk_write; xk_rules.h: XK_LABEL_MAX */
 
 /* choose() returns it to leave the compiled-in value for this execution */
 #define XK_KEEP ((__s64)0x8000000000000000ULL)
@@ -28,11 +28,11 @@ extern int xk_write_kernel(struct pt_regs *ctx, __s64 value,
 			   const struct xk_write *writes, __u32 writes__sz) __ksym;
 extern int xk_transition_done(struct pt_regs *ctx) __ksym;
 
-/* Copies a NUL-terminated name into a label (at most XK_POLICY_LABEL_MAX - 1). */
+/* Copies a NUL-terminated name into a label (at most XK_LABEL_MAX - 1). */
 static __always_inline void xk_label(char *label, const char *name)
 {
 #pragma unroll
-	for (int i = 0; i < XK_POLICY_LABEL_MAX - 1; i++) {
+	for (int i = 0; i < XK_LABEL_MAX - 1; i++) {
 		label[i] = name[i];
 		if (!name[i])
 			break;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Shared state of xkernel.ko's files. */
-#ifndef XK_INTERNAL_H
-#define XK_INTERNAL_H
+#ifndef XK_KMOD_INTERNAL_H
+#define XK_KMOD_INTERNAL_H
 
 #include <linux/atomic.h>
 #include <linux/kprobes.h>
@@ -9,7 +9,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 
-#include "xk/xk_ioctl.h"
+#include "xk_ioctl.h"
 
 #define XK_MAX_TRACKED 256	/* tasks inside safe spans during a transition */
 #define XK_MAX_PINS 64		/* threads holding a policy's value in a safe span */

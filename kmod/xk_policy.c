@@ -29,7 +29,7 @@
 #include <linux/sched.h>
 
 #include "xk_internal.h"
-#include "xk/policy.h"
+#include "xk_kfunc.h"
 
 atomic64_t xk_refused_outside;
 
@@ -189,7 +189,7 @@ __bpf_kfunc_start_defs();
  * @ctx: the program's context (at the probe point of a critical span)
  * @value: in: the value the policy wants; out: the value to write
  * @label: the context the value is for (a device, a flow class), counted
- * @label__sz: its size (at most XK_POLICY_LABEL_MAX bytes are kept)
+ * @label__sz: its size (at most XK_LABEL_MAX bytes are kept)
  *
  * Clamps to the constant's bounds (counted). When a thread inside a safe
  * span may reach another span of the constant (c->nests), it keeps the value
@@ -285,7 +285,7 @@ __bpf_kfunc int xk_write_kernel(struct pt_regs *ctx, s64 value,
 		const struct xk_ioc_loc *l = &s->desc.locs[i];
 		const struct xk_write *w = &writes[i];
 		u64 mask = l->kind == XK_LOC_FLAGS ? XK_EFLAGS_ARITH : xk_mask(l->width);
-		bool mem = l->kind == XK_IOC_LOC_MEM;
+		bool mem = l->kind == XK_LOC_MEM;
 
 		if (w->kind != l->kind ||
 		    (mem && (w->base != l->base || w->disp != l->disp))) {

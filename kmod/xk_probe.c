@@ -68,9 +68,9 @@ void xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 		if (l->kind == XK_LOC_FLAGS) {
 			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
 				      (out[i] & XK_EFLAGS_ARITH);
-		} else if (l->kind == XK_IOC_LOC_MEM && l->base == XK_BASE_RIP) {
+		} else if (l->kind == XK_LOC_MEM && l->base == XK_BASE_RIP) {
 			write_mem(s->mem_addr[i], out[i], l->width);
-		} else if (l->kind == XK_IOC_LOC_MEM) {
+		} else if (l->kind == XK_LOC_MEM) {
 			write_mem(in[l->base % XK_NR_REGS] + l->disp, out[i],
 				  l->width);
 		} else {

@@ -29,60 +29,17 @@ struct xk_const *xk_find_const(const char *name)
 	return NULL;
 }
 
-/* The shape of a span, before anything touches the kernel. */
+/*
+ * The shape of a span, before anything touches the kernel: the rules libxk
+ * applied when it wrote the table (xk_ioc_span_check), applied again here
+ * to what user space handed in.
+ */
 static int check_desc(const struct xk_ioc_span *d, int idx, char *error)
 {
-	u32 i;
+	const char *why = xk_ioc_span_check(d);
 
-	if (!memchr(d->func, '\0', sizeof(d->func)) || !d->func[0])
-		return xk_error(error, "span %d: no function name", idx), -EINVAL;
-	if (d->probe <= d->start || d->probe >= d->func_size ||
-	    d->expect_len > XK_MAX_EXPECT || d->expect_len <= d->probe - d->start)
-		return xk_error(error, "span %d (%s): probe +%#llx, start +%#llx and "
-				"%u expected bytes do not fit the function (%llu bytes)",
-				idx, d->func, d->probe, d->start, d->expect_len,
-				d->func_size), -EINVAL;
-	if (d->nr_locs < 1 || d->nr_locs > XK_MAX_LOCS || d->nr_exits > XK_MAX_EXITS)
-		return xk_error(error, "span %d (%s): %u locations, %u exits",
-				idx, d->func, d->nr_locs, d->nr_exits), -EINVAL;
-	for (i = 0; i < d->nr_locs; i++) {
-		const struct xk_ioc_loc *l = &d->locs[i];
-		bool reg = l->kind >= 0 && l->kind < XK_NR_REGS && l->kind != XK_RSP;
-		bool rip = l->kind == XK_IOC_LOC_MEM && l->base == XK_BASE_RIP;
-		bool mem = l->kind == XK_IOC_LOC_MEM && l->base >= 0 &&
-			   l->base < XK_NR_REGS;
-
-		/* the rel32 must lie in the bytes checked against the live text */
-		if (rip && (l->disp < (s64)d->start || l->rip_end < l->disp + 4 ||
-			    l->rip_end > d->start + d->expect_len))
-			return xk_error(error, "span %d (%s): rip-relative location "
-					"outside the span", idx, d->func), -EINVAL;
-		mem = mem || rip;
-
-		if (!reg && !mem && l->kind != XK_LOC_FLAGS)
-			return xk_error(error, "span %d (%s): location %d is not a "
-					"register, the flags or memory", idx, d->func,
-					l->kind), -EINVAL;
-		if (l->width != 8 && l->width != 16 && l->width != 32 && l->width != 64)
-			return xk_error(error, "span %d (%s): width %u", idx,
-					d->func, l->width), -EINVAL;
-		if (xk_expr_validate(&l->expr))
-			return xk_error(error, "span %d (%s): invalid update program",
-					idx, d->func), -EINVAL;
-	}
-	if (d->nr_ranges > XK_MAX_RANGES)
-		return xk_error(error, "span %d (%s): %u ranges", idx, d->func,
-				d->nr_ranges), -EINVAL;
-	for (i = 0; i < d->nr_ranges; i++)
-		if (d->ranges[i][0] >= d->ranges[i][1] ||
-		    d->ranges[i][1] > d->func_size)
-			return xk_error(error, "span %d (%s): safe-span range "
-					"outside the function", idx, d->func), -EINVAL;
-	for (i = 0; i < d->nr_exits; i++)
-		/* exits may lie before the start: code is not laid out in order */
-		if (d->exits[i] > d->func_size)
-			return xk_error(error, "span %d (%s): exit +%#llx outside the "
-					"function", idx, d->func, d->exits[i]), -EINVAL;
+	if (why)
+		return xk_error(error, "span %d: malformed: %s", idx, why), -EINVAL;
 	return 0;
 }
 
@@ -174,7 +131,7 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		const struct xk_ioc_loc *l = &d->locs[i];
 		s32 rel;
 
-		if (l->kind != XK_IOC_LOC_MEM || l->base != XK_BASE_RIP)
+		if (l->kind != XK_LOC_MEM || l->base != XK_BASE_RIP)
 			continue;
 		memcpy(&rel, live + (l->disp - d->start), sizeof(rel));
 		s->mem_addr[i] = s->start_addr - d->start + l->rip_end + (long)rel;
@@ -182,32 +139,28 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	return 0;
 }
 
+/* Span i as the nesting rule reads it; a function is its live address. */
+static int span_view(const void *ctx, u32 i, struct xk_rule_span_view *v)
+{
+	const struct xk_span *s = &((const struct xk_const *)ctx)->spans[i];
+
+	v->escapes = s->desc.escapes;
+	v->nr_ranges = s->desc.nr_ranges;
+	v->ranges = (const __u64 (*)[2])s->desc.ranges;
+	v->probe = s->desc.probe;
+	v->func_id = s->func_addr;
+	return 0;
+}
+
 /*
  * Whether a thread inside one span's safe span may execute another span of
- * the constant: that span's probe lies in the ranges, or derived data is
- * passed to a call. Policies then pin a thread's first value (xk_policy.c).
- * The same rule as xk_scope_spans_nest() in libxk, which decides whether
- * the glue attaches programs at the exits.
+ * the constant (xk_rule_spans_nest, the rule libxk's glue follows). Policies
+ * then pin a thread's first value (xk_policy.c). Runs once the spans are
+ * validated (func_addr known), under xk_lock.
  */
 static bool spans_nest(const struct xk_const *c)
 {
-	for (int a = 0; a < c->nr_spans; a++) {
-		const struct xk_span *sa = &c->spans[a];
-
-		if (sa->desc.escapes & XK_ESCAPE_CALL)
-			return true;
-		for (int b = 0; b < c->nr_spans; b++) {
-			const struct xk_span *sb = &c->spans[b];
-
-			if (b == a || sb->func_addr != sa->func_addr)
-				continue;
-			for (u32 r = 0; r < sa->desc.nr_ranges; r++)
-				if (sb->desc.probe >= sa->desc.ranges[r][0] &&
-				    sb->desc.probe < sa->desc.ranges[r][1])
-					return true;
-		}
-	}
-	return false;
+	return xk_rule_spans_nest(span_view, c, c->nr_spans);
 }
 
 /* Unregisters what a span registered; safe on a partly armed span. */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "internal.h"
-#include "xk/expr.h"
+#include "xk/abi/xk_expr.h"
 
 /* variants of an object: two for the linear fit, one to check it */
 #define GEN_FIT_VARIANTS 2

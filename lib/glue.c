@@ -159,7 +159,7 @@ static void emit_span_program(FILE *f, const struct xk_scope *t, int idx,
 	macro_line(f, "SEC(\"kprobe/%s+0x%" PRIx64 "\")", s->func, s->probe);
 	macro_line(f, "int %s_span%d(struct pt_regs *ctx)", k, idx);
 	macro_line(f, "{");
-	macro_line(f, "\tchar label[XK_POLICY_LABEL_MAX] = {};");
+	macro_line(f, "\tchar label[XK_LABEL_MAX] = {};");
 	macro_line(f, "\t__s64 n = choose(ctx, %d, label);", idx);
 	macro_line(f, "%s", "");
 	macro_line(f, "\tif (n == XK_KEEP)");
@@ -206,7 +206,7 @@ int xk_scope_write_glue(const struct xk_scope *t, const char *path)
 		   " *   static __always_inline __s64 choose(struct pt_regs *ctx, int span,\n"
 		   " *                                       char *label)\n"
 		   " * returning the value for this execution (XK_KEEP: the compiled-in one;\n"
-		   " * label: up to XK_POLICY_LABEL_MAX - 1 characters naming the context),\n"
+		   " * label: up to XK_LABEL_MAX - 1 characters naming the context),\n"
 		   " * then write XK_POLICY_%s(choose) once.\n */\n",
 		k, t->kind, t->source, t->release, t->version, k);
 	fprintf(f, "#ifndef XK_GLUE_%s_H\n#define XK_GLUE_%s_H\n\n", k, k);

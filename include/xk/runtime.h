@@ -3,7 +3,7 @@
 #ifndef XK_RUNTIME_H
 #define XK_RUNTIME_H
 
-#include "xk/xk_ioctl.h"
+#include "xk/abi/xk_ioctl.h"
 
 struct xk_scope;
 

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "xk/expr.h"
-#include "xk/xk_ioctl.h"
+#include "xk/abi/xk_expr.h"
+#include "xk/abi/xk_ioctl.h"
 #include "xk/xk.h"
 
 #define XK_SCOPE_MAGIC "xkernel-scope-table"

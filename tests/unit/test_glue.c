@@ -47,7 +47,7 @@ static const int field_of[XK_NR_REGS] = {
 static int check_glue(const char *catalog, const char *name)
 {
 	char dir[] = "/tmp/xk-glue-XXXXXX", glue[64], src[64], bin[64];
-	char cwd[XK_PATH_MAX], hdr[XK_PATH_MAX + 16], log[64];
+	char cwd[XK_PATH_MAX], hdr[XK_PATH_MAX + 32], log[64];
 	struct xk_scope t;
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	FILE *f;
@@ -67,7 +67,7 @@ static int check_glue(const char *catalog, const char *name)
 		   "typedef uint64_t __u64; typedef int64_t __s64;\n"
 		   "#define __bpf__ 1\n#define SEC(x)\n"
 		   "struct pt_regs { %s };\n"
-		   "#include \"xk/expr.h\"\n#include \"xk/policy.h\"\n"
+		   "#include \"xk_expr.h\"\n#include \"xk_kfunc.h\"\n"
 		   "static struct xk_write got[2]; static int nr_got;\n"
 		   "static int xk_write_kernel(struct pt_regs *c, __s64 v, const struct xk_write *w, __u32 sz)\n"
 		   "{ (void)c; (void)v; nr_got = sz / sizeof(*w); for (int i = 0; i < nr_got; i++) got[i] = w[i]; return 0; }\n"
@@ -130,7 +130,7 @@ static int check_glue(const char *catalog, const char *name)
 		   "\treturn bad != 0;\n}\n");
 	fclose(f);
 	CHECK(getcwd(cwd, sizeof(cwd)));
-	snprintf(hdr, sizeof(hdr), "-I%s/include", cwd);
+	snprintf(hdr, sizeof(hdr), "-I%s/include/xk/abi", cwd);
 	{
 		const char *argv[] = { "gcc", "-std=gnu11", "-Wall", "-Werror",
 				       "-Wno-unused-function", hdr, "-o", bin, src, NULL };

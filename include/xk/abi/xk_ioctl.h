@@ -12,22 +12,13 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#include "xk/expr.h"
+#include "xk_expr.h"
+#include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
 #define XK_ABI_VERSION 3
 
-#define XK_NAME_MAX 64
-#define XK_FUNC_MAX 128
-#define XK_ERROR_MAX 256
-#define XK_MAX_SPANS 32
-#define XK_MAX_EXPECT 64
-#define XK_MAX_LOCS 2
-#define XK_MAX_EXITS 16
-#define XK_MAX_RANGES 16
-#define XK_MAX_CANDS 8
-#define XK_MAX_CONTEXTS 16	/* per-context figures kept for a policy */
-#define XK_LABEL_MAX 16
+/* limits: xk_rules.h */
 
 /* how a new value takes effect */
 enum xk_mode {
@@ -36,15 +27,8 @@ enum xk_mode {
 	XK_MODE_PER_TASK = 2,	/* each thread when it is outside the safe spans */
 };
 
-#define XK_IOC_LOC_MEM 32	/* location kind: [base + disp] */
-
-/* escapes of derived data out of the safe span (bit mask) */
-#define XK_ESCAPE_STORE 0x1	/* stored to non-stack memory */
-#define XK_ESCAPE_CALL 0x2	/* passed to a call */
-#define XK_ESCAPE_RET 0x4	/* returned */
-
 struct xk_ioc_loc {
-	__s32 kind;		/* enum xk_reg, XK_LOC_FLAGS or XK_IOC_LOC_MEM */
+	__s32 kind;		/* enum xk_reg, XK_LOC_FLAGS or XK_LOC_MEM */
 	__s32 base;		/* memory: base register, or XK_BASE_RIP */
 	__s64 disp;		/* rip: offset in func of the rel32 field */
 	__u32 width;		/* bits written */
@@ -110,9 +94,7 @@ struct xk_ioc_set {
 	__u64 transition_ns;	/* out */
 };
 
-/* Several constants switched together (or none of them). */
-#define XK_TX_MAX 8
-
+/* Several constants (at most XK_TX_MAX) switched together, or none of them. */
 struct xk_ioc_set_many {
 	__u32 size;
 	__u32 mode;
@@ -176,6 +158,49 @@ struct xk_ioc_status {
 	 * at the probe point of a policy-driven span */
 	__u64 refused_outside;
 };
+
+/*
+ * The shape of a span as xk_rules.h requires it, before anything touches
+ * the kernel: NULL, or what breaks it. libxk checks every span it writes
+ * and reads, xkernel.ko every span it is handed.
+ */
+static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
+{
+	const char *why;
+	__u32 i;
+
+	for (i = 0; i < XK_FUNC_MAX && d->func[i]; i++)
+		;
+	if (i == 0 || i == XK_FUNC_MAX)
+		return "no function name, or one without its end";
+	why = xk_rule_check_offsets(d->func_size, d->start, d->probe,
+				    d->expect_len, d->nr_locs, d->nr_exits,
+				    d->nr_ranges);
+	if (why)
+		return why;
+	if (d->nr_cands > XK_MAX_CANDS)
+		return "more candidate functions than the limit";
+	for (i = 0; i < d->nr_locs; i++) {
+		const struct xk_ioc_loc *l = &d->locs[i];
+
+		why = xk_rule_check_loc(l->kind, l->base, l->disp, l->rip_end,
+					l->width, d->start, d->expect_len);
+		if (why)
+			return why;
+		if (xk_expr_validate(&l->expr))
+			return "an update program is malformed";
+	}
+	for (i = 0; i < d->nr_ranges; i++) {
+		why = xk_rule_check_range(d->ranges[i][0], d->ranges[i][1],
+					  d->func_size);
+		if (why)
+			return why;
+	}
+	for (i = 0; i < d->nr_exits; i++)
+		if (d->exits[i] > d->func_size)
+			return "a safe-span exit lies outside the function";
+	return 0;
+}
 
 #define XK_IOC_MAGIC 'X'
 #define XK_IOC_VERSION _IOR(XK_IOC_MAGIC, 0x00, struct xk_ioc_version)

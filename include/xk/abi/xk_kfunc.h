@@ -15,12 +15,10 @@
  * for that value. At the safe span's exits, xk_transition_done ends the
  * thread's pin.
  */
-#ifndef XK_POLICY_H
-#define XK_POLICY_H
+#ifndef XK_KFUNC_H
+#define XK_KFUNC_H
 
-#if !defined(__bpf__)
-#include <linux/types.h>
-#endif
+#include "xk_rules.h"
 
 /* One location written at a critical span, named as the scope table names it. */
 struct xk_write {
@@ -30,7 +28,7 @@ struct xk_write {
 	__u64 content;	/* the bits a kernel built with the value would hold */
 };
 
-/* A label names the context a value was chosen for (a device, a flow class). */
-#define XK_POLICY_LABEL_MAX 16
+/* A label (at most XK_LABEL_MAX with its NUL) names the context a value was
+ * chosen for: a device, a flow class. */
 
 #endif
