@@ -12,13 +12,46 @@ CC      ?= gcc
 BUILD   := build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
-           -Iinclude -MMD -MP
+           -MMD -MP
+
+# ---- libxk: one archive per part; arrows point down only ----
+#
+#   tools/xk  ->  analysis, runtime, provision  ->  scope  ->  core  ->  abi
+#
+# A part compiles against a view of include/ that holds only the public
+# headers it may use (build/include/PART/xk/), its own folder and core's
+# internals: an #include of anything else fails to compile. Analysis and
+# runtime never see each other; only analysis sees capstone and libelf.
+LIB_PARTS := core scope provision analysis runtime
+VIEW_core      := core.h
+VIEW_scope     := core.h scope.h abi
+VIEW_provision := core.h provision.h
+VIEW_analysis  := core.h provision.h scope.h analysis.h abi
+VIEW_runtime   := core.h scope.h runtime.h abi
+
+define lib_part
+$(1)_SRCS := $$(wildcard lib/$(1)/*.c)
+$(1)_OBJS := $$($(1)_SRCS:%.c=$(BUILD)/%.o) $$($(1)_EXTRA)
+$(BUILD)/include/$(1)/.stamp: Makefile
+	@rm -rf $(BUILD)/include/$(1) && mkdir -p $(BUILD)/include/$(1)/xk
+	@for h in $(VIEW_$(1)); do ln -s $(CURDIR)/include/xk/$$$$h $(BUILD)/include/$(1)/xk/$$$$h; done
+	@touch $$@
+$$($(1)_OBJS): CPPFLAGS := -I$(BUILD)/include/$(1) -Ilib/$(1) -Ilib/core
+$$($(1)_OBJS): | $(BUILD)/include/$(1)/.stamp
+$(BUILD)/libxk-$(1).a: $$($(1)_OBJS)
+	$$(AR) rcs $$@ $$^
+endef
+provision_EXTRA := $(BUILD)/vm/guest-init.o	# the guest's init, linked in
+$(foreach p,$(LIB_PARTS),$(eval $(call lib_part,$(p))))
+
+LIB_ARCHIVES := $(patsubst %,$(BUILD)/libxk-%.a,runtime analysis provision scope core)
+# an application that only loads tables: no capstone, no libelf
+RUNTIME_ARCHIVES := $(patsubst %,$(BUILD)/libxk-%.a,runtime scope core)
 LDLIBS  := -lbpf -lelf -lcapstone
 
-LIB_SRCS := $(wildcard lib/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vm/guest-init.o
 XK_SRCS  := $(wildcard tools/xk/*.c)
 XK_OBJS  := $(XK_SRCS:%.c=$(BUILD)/%.o)
+$(XK_OBJS): CPPFLAGS := -Iinclude -Ilib/core
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -63,21 +96,20 @@ $(BPF_OUT)/%.bpf.o: %.bpf.c $(BPF_OUT)/vmlinux.h bpf/xk_policy.h \
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/vm/guest-init.o: vm/guest-init.S vm/guest-init.sh
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<
 
-$(BUILD)/libxk.a: $(LIB_OBJS)
-	$(AR) rcs $@ $^
+$(XK): $(XK_OBJS) $(LIB_ARCHIVES)
+	$(CC) $(CFLAGS) -o $@ $(XK_OBJS) $(LIB_ARCHIVES) $(LDLIBS)
 
-$(XK): $(XK_OBJS) $(BUILD)/libxk.a
-	$(CC) $(CFLAGS) -o $@ $(XK_OBJS) $(BUILD)/libxk.a $(LDLIBS)
-
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxk.a tests/unit/unit.h
+# unit tests see the internals of the parts they test
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_ARCHIVES) tests/unit/unit.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ilib -o $@ $< $(BUILD)/libxk.a $(LDLIBS)
+	$(CC) -Iinclude $(patsubst %,-Ilib/%,$(LIB_PARTS)) $(CFLAGS) -o $@ $< \
+		$(LIB_ARCHIVES) $(LDLIBS)
 
 kmod: $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \

@@ -15,16 +15,12 @@
 
 #include "xk/abi/xk_expr.h"
 #include "xk/abi/xk_ioctl.h"
-#include "xk/xk.h"
+#include "xk/abi/xk_rules.h"
+#include "xk/core.h"
 
 #define XK_SCOPE_MAGIC "xkernel-scope-table"
 #define XK_SCOPE_VERSION 1
-#define XK_SCOPE_MAX_EXPECT 64
-#define XK_SCOPE_MAX_LOCS 2
-#define XK_SCOPE_MAX_PARAMS 8
-#define XK_SCOPE_MAX_EXITS 16
-#define XK_SCOPE_MAX_RANGES 16
-#define XK_SCOPE_MAX_ARGS 6	/* register arguments of the x86-64 ABI */
+/* limits: XK_MAX_* of xk/abi/xk_rules.h, the module's own */
 
 enum xk_span_class {
 	XK_SPAN_UNSUPPORTED = 0,
@@ -34,9 +30,8 @@ enum xk_span_class {
 	XK_SPAN_DUAL,		/* two locations (register and flags) */
 };
 
-/* escapes of derived data out of the safe span: XK_ESCAPE_* (xk_ioctl.h) */
-
-#define XK_LOC_MEM 32		/* location kind: [base + disp] */
+/* escapes of derived data out of the safe span: XK_ESCAPE_* (xk_rules.h);
+ * location kinds: enum xk_reg, XK_LOC_FLAGS or XK_LOC_MEM (xk_rules.h) */
 
 struct xk_scope_loc {
 	int kind;		/* enum xk_reg, XK_LOC_FLAGS or XK_LOC_MEM */
@@ -50,28 +45,28 @@ struct xk_scope_loc {
 
 struct xk_scope_span {
 	char object[128];	/* e.g. block/blk-mq.o */
-	char func[128];
+	char func[XK_FUNC_MAX];
 	uint64_t func_size;
 	enum xk_span_class cls;
 	uint64_t start;		/* offset of the span's first instruction */
 	uint64_t probe;		/* offset of the probe point */
-	uint8_t expect[XK_SCOPE_MAX_EXPECT];	/* bytes from start on */
-	uint8_t expect_mask[XK_SCOPE_MAX_EXPECT];/* 0xff: compared */
+	uint8_t expect[XK_MAX_EXPECT];	/* bytes from start on */
+	uint8_t expect_mask[XK_MAX_EXPECT];/* 0xff: compared */
 	uint32_t expect_len;
 	bool optimizable;	/* a jump-optimized kprobe is possible */
 	int nr_params;
-	int64_t fit[XK_SCOPE_MAX_PARAMS][2];	/* immediate = a*N + b */
+	int64_t fit[XK_MAX_PARAMS][2];	/* immediate = a*N + b */
 	int nr_locs;
-	struct xk_scope_loc locs[XK_SCOPE_MAX_LOCS];
+	struct xk_scope_loc locs[XK_MAX_LOCS];
 	int nr_exits;
-	uint64_t exits[XK_SCOPE_MAX_EXITS];	/* safe span ends here */
+	uint64_t exits[XK_MAX_EXITS];	/* safe span ends here */
 	int nr_ranges;
-	uint64_t ranges[XK_SCOPE_MAX_RANGES][2];	/* safe span: [from, to) */
+	uint64_t ranges[XK_MAX_RANGES][2];	/* safe span: [from, to) */
 	uint32_t escapes;
 	uint32_t slice_len;	/* instructions in the safe span */
 	/* the register holding the function's argument i at the probe point
 	 * on every path, or -1 (for policies: their context) */
-	int8_t arg_reg[XK_SCOPE_MAX_ARGS];
+	int8_t arg_reg[XK_MAX_ARGS];
 	/* functions of this name in the target kernel (its kallsyms recorded
 	 * at fetch); 0: unknown (a module's). Only a name that is not unique
 	 * makes xk load read /proc/kallsyms for every copy's address. */
@@ -80,7 +75,7 @@ struct xk_scope_span {
 };
 
 struct xk_scope {
-	char constant[64];
+	char constant[XK_NAME_MAX];
 	char kind[16];		/* macro, literal, variable */
 	char source[256];	/* file:line */
 	char release[128];
@@ -90,22 +85,21 @@ struct xk_scope {
 	struct xk_scope_span *spans;
 };
 
+/* Writes a table; a span that breaks the rules (xk_rules.h) is refused. */
 int xk_scope_write(const struct xk_scope *t, const char *path);
-/* The eBPF glue a policy includes (docs/policies.md). */
-int xk_scope_write_glue(const struct xk_scope *t, const char *path);
 /* Parses a table; a malformed one fails with the line named. */
 int xk_scope_read(const char *path, struct xk_scope *t);
 void xk_scope_free(struct xk_scope *t);
 int xk_scope_nr_supported(const struct xk_scope *t);
 const char *xk_span_class_name(enum xk_span_class c);
 /*
- * Whether a thread inside one span's safe span may execute a span of the
- * same constant: another span's probe lies in its ranges, or its derived
- * data is passed to a call. Policies then pin a thread's value until it
- * leaves the safe span (xkernel.ko decides the same from the same facts).
+ * Whether spans of the table nest (xk_rule_spans_nest of xk_rules.h, the
+ * rule xkernel.ko applies): a function is its object and name here.
  */
 bool xk_scope_spans_nest(const struct xk_scope *t);
-/* rax ... r15, flags */
-const char *xk_scope_reg_name(int reg);
+/* rax ... r15, flags (the names the table's text uses); "?" out of range */
+const char *xk_reg_name(int reg);
+/* A span as the ioctl ABI carries it (the module's candidates not filled). */
+void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d);
 
 #endif

@@ -59,7 +59,7 @@ static int check_glue(const char *catalog, const char *name)
 	snprintf(src, sizeof(src), "%s/h.c", dir);
 	snprintf(bin, sizeof(bin), "%s/h", dir);
 	snprintf(log, sizeof(log), "%s/cc.log", dir);
-	CHECK(xk_scope_write_glue(&t, glue) == 0);
+	CHECK(xk_glue_write(&t, glue) == 0);
 	f = fopen(src, "w");
 	CHECK(f);
 	fprintf(f, "#include <stdint.h>\n#include <stdio.h>\n"
@@ -201,7 +201,7 @@ static int no_glue_without_a_supported_span(void)
 
 	CHECK(gen(GOLDEN, "G_DIV", &t) == 0);
 	CHECK(xk_scope_nr_supported(&t) == 0);
-	CHECK(xk_scope_write_glue(&t, "/tmp/xk-glue-none.h") == -ENOTSUP);
+	CHECK(xk_glue_write(&t, "/tmp/xk-glue-none.h") == -ENOTSUP);
 	CHECK(strstr(xk_last_error(), "no supported span"));
 	CHECK(access("/tmp/xk-glue-none.h", F_OK) != 0);
 	xk_scope_free(&t);

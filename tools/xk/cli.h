@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "json.h"
-#include "../../lib/banned.h"
+#include "banned.h"
 #include "xk/xk.h"
 
 /* exit statuses of xk itself (a guest command's own status passes through) */

@@ -226,10 +226,10 @@ static void print_span(const struct xk_build_result *b, int i,
 		       (long long)s->fit[k][1]);
 	for (int l = 0; l < s->nr_locs; l++)
 		printf("    state: %s\n", s->locs[l].text);
-	for (int g = 0; g < XK_SCOPE_MAX_ARGS; g++)
+	for (int g = 0; g < XK_MAX_ARGS; g++)
 		if (s->arg_reg[g] >= 0)
 			printf("    argument %d of %s in %s\n", g, s->func,
-			       xk_scope_reg_name(s->arg_reg[g]));
+			       xk_reg_name(s->arg_reg[g]));
 	printf("    safe span: %u instructions, exits at", s->slice_len);
 	for (int e = 0; e < s->nr_exits; e++)
 		printf(" +0x%llx", (unsigned long long)s->exits[e]);
@@ -277,7 +277,7 @@ static int do_gen(int argc, char **argv)
 	}
 	err = xk_scope_write(&t, out);
 	if (!err && a.glue)
-		err = xk_scope_write_glue(&t, a.glue);
+		err = xk_glue_write(&t, a.glue);
 	if (err) {
 		xk_scope_free(&t);
 		return p_lib_err("gen", err);

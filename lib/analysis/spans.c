@@ -19,8 +19,9 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "analysis.h"
-#include "gen.h"
+#include "dataflow.h"
+#include "spans.h"
+#include "symexec.h"
 
 struct func_ctx {
 	const struct xk_sym *fb;		/* baseline function */
@@ -31,6 +32,7 @@ struct func_ctx {
 	bool *target;				/* some branch jumps here */
 	bool *seed;
 	const struct gen_input *in;
+	const struct xk_obj *obj;		/* the baseline object */
 };
 
 static void free_ctx(struct func_ctx *c)
@@ -43,25 +45,6 @@ static void free_ctx(struct func_ctx *c)
 	free(c->leader);
 	free(c->target);
 	free(c->seed);
-}
-
-/* Where control goes after instruction i, inside the function: 0 to 2. */
-static int successors(const struct func_ctx *c, size_t i, size_t succ[2])
-{
-	const struct xk_insn *in = &c->base.insn[i];
-	int ns = 0;
-
-	if (in->is_ret)
-		return 0;
-	if (in->target >= 0 && !in->is_call) {
-		ssize_t t = xk_code_index(&c->base, in->target);
-
-		if (t >= 0)
-			succ[ns++] = t;
-	}
-	if ((!in->is_branch || in->is_cond) && i + 1 < c->base.nr)
-		succ[ns++] = i + 1;
-	return ns;
 }
 
 static int mark_blocks(struct func_ctx *c)
@@ -198,7 +181,7 @@ struct span_work {
 	size_t start, end;		/* instruction indices, inclusive */
 	bool inverse;			/* inputs overwritten: inverse form */
 	struct sx_state s;
-	struct sx *loc_expr[XK_SCOPE_MAX_LOCS];
+	struct sx *loc_expr[XK_MAX_LOCS];
 };
 
 /*
@@ -244,7 +227,6 @@ static bool reads_flags(const struct xk_insn *in)
 	       in->id == X86_INS_SBB || in->id == X86_INS_ADC;
 }
 
-static int used_width(const struct func_ctx *c, size_t probe_idx, int reg);
 
 static int choose_locations(struct func_ctx *c, struct span_work *w,
 			    struct xk_scope_span *sp)
@@ -271,20 +253,20 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 	for (int r = 0; r < XK_NR_REGS; r++) {
 		if (!s->reg_written[r] || !sx_uses_params(s->reg[r]))
 			continue;
-		if (sp->nr_locs == XK_SCOPE_MAX_LOCS) {
+		if (sp->nr_locs == XK_MAX_LOCS) {
 			span_why(sp, "more than %d locations carry the value",
-				 XK_SCOPE_MAX_LOCS);
+				 XK_MAX_LOCS);
 			return -ENOTSUP;
 		}
 		sp->locs[sp->nr_locs].kind = r;
-		sp->locs[sp->nr_locs].width = used_width(c, w->end + 1, r);
+		sp->locs[sp->nr_locs].width = df_used_width(&c->base, w->end + 1, r);
 		w->loc_expr[sp->nr_locs++] = s->reg[r];
 	}
 	if (fl && sx_uses_params(fl) && next < c->base.nr &&
 	    reads_flags(&c->base.insn[next])) {
-		if (sp->nr_locs == XK_SCOPE_MAX_LOCS) {
+		if (sp->nr_locs == XK_MAX_LOCS) {
 			span_why(sp, "more than %d locations carry the value",
-				 XK_SCOPE_MAX_LOCS);
+				 XK_MAX_LOCS);
 			return -ENOTSUP;
 		}
 		sp->locs[sp->nr_locs].kind = XK_LOC_FLAGS;
@@ -470,7 +452,7 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 			span_why(sp, "check with N=%lld: %s is not set by that "
 				     "build's span", (long long)n,
 				 loc->kind == XK_LOC_MEM ? "the memory location" :
-				 xk_gpr_name(loc->kind));
+				 xk_reg_name(loc->kind));
 			err = -ENOTSUP;
 			break;
 		}
@@ -507,7 +489,7 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 				span_why(sp, "check with N=%lld: the fitted %s is "
 					     "%#llx where that build computes "
 					     "%#llx", (long long)n,
-					 xk_gpr_name(loc->kind),
+					 xk_reg_name(loc->kind),
 					 (unsigned long long)got,
 					 (unsigned long long)want);
 				err = -ENOTSUP;
@@ -517,84 +499,6 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 	}
 	sx_free(&vsx);
 	return err;
-}
-
-/*
- * How many low bits of a register location the code after the probe point
- * reads before overwriting it: what a variant leaves in the other bits is
- * never observed, so the fit is checked, and the runtime writes, only those.
- */
-static int used_width(const struct func_ctx *c, size_t probe_idx, int reg)
-{
-	size_t n = c->base.nr;
-	bool *seen = calloc(n, sizeof(bool));
-	size_t *stack = calloc(2 * n + 2, sizeof(size_t)), sp = 0;
-	int width = 8;
-
-	if (!seen || !stack) {
-		free(seen);
-		free(stack);
-		return 64;
-	}
-	stack[sp++] = probe_idx;
-	while (sp && width < 64) {
-		size_t i = stack[--sp];
-		const struct xk_insn *in;
-		bool killed = false;
-
-		if (i >= n || seen[i])
-			continue;
-		seen[i] = true;
-		in = &c->base.insn[i];
-		for (int o = 0; o < in->x86.op_count; o++) {
-			const cs_x86_op *op = &in->x86.operands[o];
-			int w, g = -1;
-			bool high8;
-
-			if (op->type == X86_OP_REG)
-				g = xk_gpr(op->reg, &w, &high8);
-			if (op->type == X86_OP_MEM) {
-				/* an address computed from it: all bits */
-				if (xk_gpr(op->mem.base, NULL, NULL) == reg ||
-				    xk_gpr(op->mem.index, NULL, NULL) == reg)
-					width = 64;
-				continue;
-			}
-			if (g != reg)
-				continue;
-			if (high8)
-				w = 16;
-			if (op->access & CS_AC_READ && w > width)
-				width = w;
-			if (op->access == CS_AC_WRITE && w >= 32)
-				killed = true;
-		}
-		/* implicit reads (e.g. cqo, rep, shifts by cl) */
-		for (int r = 0; r < in->nr_read; r++) {
-			bool explicit = false;
-
-			for (int o = 0; o < in->x86.op_count; o++)
-				if (in->x86.operands[o].type == X86_OP_REG &&
-				    in->x86.operands[o].reg == in->regs_read[r])
-					explicit = true;
-			if (!explicit && xk_gpr(in->regs_read[r], NULL, NULL) == reg)
-				width = 64;
-		}
-		if (in->is_call) {
-			if (reg == XK_RDI || reg == XK_RSI || reg == XK_RDX ||
-			    reg == XK_RCX || reg == XK_R8 || reg == XK_R9)
-				width = 64;
-			if (reg == XK_RAX || reg == XK_R10 || reg == XK_R11)
-				killed = true;
-		}
-		if (in->is_ret && reg == XK_RAX)
-			width = 64;
-		if (!killed)
-			sp += successors(c, i, stack + sp);
-	}
-	free(seen);
-	free(stack);
-	return width;
 }
 
 static int compile_locations(struct func_ctx *c, struct span_work *w,
@@ -618,12 +522,12 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 
 		if (err == -ENOTSUP) {
 			span_why(sp, "the value of %s depends on memory read in the span",
-				 xk_gpr_name(sp->locs[l].kind));
+				 xk_reg_name(sp->locs[l].kind));
 			return err;
 		}
 		if (err) {
 			span_why(sp, "the expression of %s is too long for the runtime",
-				 xk_gpr_name(sp->locs[l].kind));
+				 xk_reg_name(sp->locs[l].kind));
 			return -ENOTSUP;
 		}
 		sx_print(w->loc_expr[l], loc->text, sizeof(loc->text));
@@ -633,7 +537,7 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 			xk_strlcpy(e, loc->text, sizeof(e));
 			snprintf(loc->text, sizeof(loc->text),
 				 "%s + (E(N) - E(%lld)), E = %.180s (inverse form)",
-				 xk_gpr_name(loc->kind), (long long)c->in->def, e);
+				 xk_reg_name(loc->kind), (long long)c->in->def, e);
 		}
 	}
 	return 0;
@@ -663,14 +567,14 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 	sp->start = c->base.insn[w->start].off;
 	sp->probe = pi->off;
 	sp->expect_len = pi->off + pi->len - sp->start;
-	if (sp->expect_len > XK_SCOPE_MAX_EXPECT) {
-		span_why(sp, "the span is longer than %d bytes", XK_SCOPE_MAX_EXPECT);
+	if (sp->expect_len > XK_MAX_EXPECT) {
+		span_why(sp, "the span is longer than %d bytes", XK_MAX_EXPECT);
 		return -ENOTSUP;
 	}
 	memcpy(sp->expect, xk_func_bytes(c->fb) + sp->start, sp->expect_len);
 	for (uint32_t b = 0; b < sp->expect_len; b++) {
 		bool masked = xk_func_reloc_at(c->fb, sp->start + b, 1) ||
-			      gen_jump_label_at(c->in, c->fb, sp->start + b);
+			      xk_jump_label_at(c->obj, c->fb, sp->start + b);
 
 		sp->expect_mask[b] = masked ? 0 : 0xff;
 	}
@@ -700,222 +604,6 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 	return 0;
 }
 
-/* ---- the safe span: a forward thin slice ---- */
-
-#define MAX_SLOTS 16
-
-struct taint {
-	uint32_t regs;		/* bit per GPR; bit 16: flags */
-	int nr_slots;
-	int64_t slot[MAX_SLOTS];	/* [rsp + d] or [rbp + d] (d | base<<56) */
-};
-
-static int64_t slot_key(const cs_x86_op *op)
-{
-	int base = xk_gpr(op->mem.base, NULL, NULL);
-
-	if (op->type != X86_OP_MEM || op->mem.index != X86_REG_INVALID ||
-	    (base != XK_RSP && base != XK_RBP))
-		return INT64_MIN;
-	return op->mem.disp ^ ((int64_t)base << 56);
-}
-
-static bool slot_has(const struct taint *t, int64_t k)
-{
-	for (int i = 0; i < t->nr_slots; i++)
-		if (t->slot[i] == k)
-			return true;
-	return false;
-}
-
-static void slot_set(struct taint *t, int64_t k, bool on)
-{
-	for (int i = 0; i < t->nr_slots; i++) {
-		if (t->slot[i] == k) {
-			if (!on)
-				t->slot[i] = t->slot[--t->nr_slots];
-			return;
-		}
-	}
-	if (on && t->nr_slots < MAX_SLOTS)
-		t->slot[t->nr_slots++] = k;
-}
-
-static bool taint_merge(struct taint *into, const struct taint *from)
-{
-	bool changed = (into->regs | from->regs) != into->regs;
-
-	into->regs |= from->regs;
-	for (int i = 0; i < from->nr_slots; i++) {
-		if (!slot_has(into, from->slot[i])) {
-			slot_set(into, from->slot[i], true);
-			changed = true;
-		}
-	}
-	return changed;
-}
-
-/* One instruction's effect on the taint; returns true if it consumed some. */
-static bool taint_step(const struct xk_insn *in, struct taint *t,
-		       uint32_t *escapes)
-{
-	const cs_x86 *x = &in->x86;
-	bool src = false, dst_mem_nonstack = false;
-	uint32_t written = 0;
-	int64_t store_slot = INT64_MIN;
-
-	for (int i = 0; i < in->nr_read; i++) {
-		int g = xk_gpr(in->regs_read[i], NULL, NULL);
-
-		if (g >= 0 && (t->regs & (1u << g)))
-			src = true;
-		if (in->regs_read[i] == X86_REG_EFLAGS && (t->regs & (1u << 16)))
-			src = true;
-	}
-	for (int i = 0; i < x->op_count; i++) {
-		const cs_x86_op *op = &x->operands[i];
-
-		if (op->type != X86_OP_MEM)
-			continue;
-		if (op->access & CS_AC_READ) {
-			if (slot_has(t, slot_key(op)))
-				src = true;
-			/* the address itself derived: a load through it */
-		}
-		if (op->access & CS_AC_WRITE) {
-			store_slot = slot_key(op);
-			if (store_slot == INT64_MIN)
-				dst_mem_nonstack = true;
-		}
-	}
-	/* xor r, r and friends read nothing that matters */
-	if (in->id == X86_INS_XOR && x->op_count == 2 &&
-	    x->operands[0].type == X86_OP_REG &&
-	    x->operands[1].type == X86_OP_REG &&
-	    x->operands[0].reg == x->operands[1].reg)
-		src = false;
-	for (int i = 0; i < in->nr_write; i++) {
-		int g = xk_gpr(in->regs_write[i], NULL, NULL);
-
-		if (g >= 0 && g != XK_RSP)
-			written |= 1u << g;
-		if (in->regs_write[i] == X86_REG_EFLAGS)
-			written |= 1u << 16;
-	}
-	if (in->is_call) {
-		if (t->regs & 0x3c6u)	/* rdi rsi rdx rcx r8 r9 */
-			*escapes |= XK_ESCAPE_CALL;
-		src = src || (t->regs & 0x3c6u);
-		written |= 0xf07u | (1u << 16);	/* caller-saved, flags */
-		t->regs &= ~written;
-		return src;
-	}
-	if (in->is_ret && (t->regs & 1u))
-		*escapes |= XK_ESCAPE_RET;
-	if (src && dst_mem_nonstack)
-		*escapes |= XK_ESCAPE_STORE;
-	if (store_slot != INT64_MIN)
-		slot_set(t, store_slot, src);
-	if (src)
-		t->regs |= written;
-	else
-		t->regs &= ~written;
-	return src;
-}
-
-static int slice_forward(struct func_ctx *c, struct xk_scope_span *sp,
-			 size_t probe_idx)
-{
-	size_t n = c->base.nr;
-	struct taint *in_state = calloc(n, sizeof(*in_state));
-	bool *queued = calloc(n, sizeof(bool)), *in_slice = calloc(n, sizeof(bool));
-	bool *is_exit = calloc(n + 1, sizeof(bool));
-	size_t *queue = calloc(n * 4 + 4, sizeof(size_t)), qh = 0, qt = 0;
-	int err = 0, rounds = 0;
-
-	if (!in_state || !queued || !in_slice || !is_exit || !queue) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int l = 0; l < sp->nr_locs; l++) {
-		const struct xk_scope_loc *loc = &sp->locs[l];
-
-		if (loc->kind == XK_LOC_FLAGS)
-			in_state[probe_idx].regs |= 1u << 16;
-		else if (loc->kind == XK_LOC_MEM)
-			sp->escapes |= XK_ESCAPE_STORE;
-		else
-			in_state[probe_idx].regs |= 1u << loc->kind;
-	}
-	queue[qt++] = probe_idx;
-	queued[probe_idx] = true;
-	while (qh != qt && rounds++ < 200000) {
-		size_t i = queue[qh++ % (n * 4 + 4)];
-		struct taint t = in_state[i];
-		const struct xk_insn *in = &c->base.insn[i];
-		size_t succ[2];
-		int ns = 0;
-
-		queued[i] = false;
-		if (!t.regs && !t.nr_slots)
-			continue;
-		if (taint_step(in, &t, &sp->escapes))
-			in_slice[i] = true;
-		if (!t.regs && !t.nr_slots) {
-			/* the derived value is dead after this instruction */
-			if (i + 1 <= n)
-				is_exit[i + 1] = true;
-			continue;
-		}
-		if (in->is_ret)
-			is_exit[i] = true;	/* the thread leaves the function */
-		ns = successors(c, i, succ);
-		for (int k = 0; k < ns; k++) {
-			if (taint_merge(&in_state[succ[k]], &t) && !queued[succ[k]]) {
-				queued[succ[k]] = true;
-				queue[qt++ % (n * 4 + 4)] = succ[k];
-			}
-		}
-	}
-	sp->slice_len = 0;
-	for (size_t i = 0; i < n; i++)
-		sp->slice_len += in_slice[i];
-	/* where a thread holds derived data: the critical span, then every
-	 * instruction reached with taint live, as ranges of offsets */
-	sp->nr_ranges = 0;
-	for (size_t i = 0; i < n; i++) {
-		bool live = (c->base.insn[i].off >= sp->start && i <= probe_idx) ||
-			    in_state[i].regs || in_state[i].nr_slots;
-		uint64_t from = c->base.insn[i].off;
-		uint64_t to = from + c->base.insn[i].len;
-
-		if (!live)
-			continue;
-		if (sp->nr_ranges && sp->ranges[sp->nr_ranges - 1][1] == from) {
-			sp->ranges[sp->nr_ranges - 1][1] = to;
-		} else if (sp->nr_ranges < XK_SCOPE_MAX_RANGES) {
-			sp->ranges[sp->nr_ranges][0] = from;
-			sp->ranges[sp->nr_ranges++][1] = to;
-		} else {
-			/* too fragmented: one conservative range to the end */
-			sp->ranges[sp->nr_ranges - 1][1] = c->fb->sym.st_size;
-			break;
-		}
-	}
-	sp->nr_exits = 0;
-	for (size_t i = 0; i <= n && sp->nr_exits < XK_SCOPE_MAX_EXITS; i++)
-		if (is_exit[i])
-			sp->exits[sp->nr_exits++] =
-				i < n ? c->base.insn[i].off : c->fb->sym.st_size;
-out:
-	free(in_state);
-	free(queued);
-	free(in_slice);
-	free(is_exit);
-	free(queue);
-	return err;
-}
-
 /* ---- the pipeline for one function ---- */
 
 /*
@@ -923,127 +611,6 @@ out:
  * until its inputs are live at the probe), or the inverse form (the seeds
  * alone, the result corrected by what the parameters add).
  */
-/* ---- the function's arguments at the probe point, for policies ---- */
-
-static const int abi_args[XK_SCOPE_MAX_ARGS] = {
-	XK_RDI, XK_RSI, XK_RDX, XK_RCX, XK_R8, XK_R9,
-};
-
-/*
- * What instruction in does to the argument map (register -> argument).
- * fentry: the __fentry__ call opening the function, which preserves all.
- */
-static void args_step(const struct xk_insn *in, bool fentry, int8_t *map)
-{
-	const cs_x86_op *o0 = &in->x86.operands[0], *o1 = &in->x86.operands[1];
-	int8_t copy = -1;
-	int w0, w1;
-
-	if (in->id == X86_INS_MOV && in->x86.op_count == 2 &&
-	    o0->type == X86_OP_REG && o1->type == X86_OP_REG &&
-	    xk_gpr(o0->reg, &w0, NULL) >= 0 && xk_gpr(o1->reg, &w1, NULL) >= 0 &&
-	    w0 == 64 && w1 == 64)
-		copy = map[xk_gpr(o1->reg, NULL, NULL)];
-	for (int i = 0; i < in->nr_write; i++) {
-		int g = xk_gpr(in->regs_write[i], NULL, NULL);
-
-		if (g >= 0)
-			map[g] = -1;
-	}
-	if (in->is_call && !fentry) {
-		static const int clobbered[] = { XK_RAX, XK_RCX, XK_RDX, XK_RSI,
-			XK_RDI, XK_R8, XK_R9, XK_R10, XK_R11 };
-
-		for (size_t i = 0; i < ARRAY_SIZE(clobbered); i++)
-			map[clobbered[i]] = -1;
-	}
-	if (copy >= 0)
-		map[xk_gpr(o0->reg, NULL, NULL)] = copy;
-}
-
-/*
- * Which register holds each of the function's register arguments at the
- * probe point, on every path from the entry: a forward must-analysis over
- * the function (moves between 64-bit registers copy, any other write and
- * calls clobber). Policies read their context (a request, a socket) from
- * there. A function with an indirect jump is not analysed.
- */
-static int locate_args(struct func_ctx *c, struct xk_scope_span *sp, size_t probe)
-{
-	size_t n = c->base.nr, *work, nw = 0;
-	int8_t (*map)[XK_NR_REGS];
-	bool *seen;
-
-	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
-		sp->arg_reg[a] = -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct xk_insn *in = &c->base.insn[i];
-
-		if (in->is_branch && !in->is_cond && in->target < 0 && !in->is_ret)
-			return 0;
-	}
-	map = calloc(n, sizeof(*map));
-	seen = calloc(n, sizeof(*seen));
-	work = calloc(n * 2 + 1, sizeof(*work));
-	if (!map || !seen || !work) {
-		free(map);
-		free(seen);
-		free(work);
-		return -ENOMEM;
-	}
-	memset(map[0], -1, sizeof(map[0]));
-	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
-		map[0][abi_args[a]] = a;
-	seen[0] = true;
-	work[nw++] = 0;
-	while (nw) {
-		size_t i = work[--nw], succ[2];
-		int8_t out[XK_NR_REGS];
-		int ns;
-
-		memcpy(out, map[i], sizeof(out));
-		args_step(&c->base.insn[i], i == 0 || (i == 1 &&
-			  c->base.insn[0].id == X86_INS_ENDBR64), out);
-		ns = successors(c, i, succ);
-		for (int k = 0; k < ns; k++) {
-			size_t t = succ[k];
-			bool changed = !seen[t];
-
-			if (!seen[t]) {
-				memcpy(map[t], out, sizeof(out));
-				seen[t] = true;
-			} else {
-				for (int g = 0; g < XK_NR_REGS; g++) {
-					if (map[t][g] >= 0 && map[t][g] != out[g]) {
-						map[t][g] = -1;
-						changed = true;
-					}
-				}
-			}
-			/* a value only loses information: this terminates */
-			if (changed && nw < n * 2)
-				work[nw++] = t;
-		}
-	}
-	if (seen[probe]) {
-		/* callee-saved registers first: they are the likelier home */
-		static const int order[] = { XK_RBX, XK_RBP, XK_R12, XK_R13, XK_R14,
-			XK_R15, XK_RDI, XK_RSI, XK_RDX, XK_RCX, XK_R8, XK_R9,
-			XK_RAX, XK_R10, XK_R11 };
-
-		for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
-			int a = map[probe][order[k]];
-
-			if (a >= 0 && sp->arg_reg[a] < 0)
-				sp->arg_reg[a] = order[k];
-		}
-	}
-	free(map);
-	free(seen);
-	free(work);
-	return 0;
-}
-
 static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 			bool inverse, struct xk_scope_span *sp)
 {
@@ -1065,8 +632,8 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	err = err ?: place_probe(c, &w, sp);
 	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
 		err = check_variant(c, &w, sp, v);
-	err = err ?: slice_forward(c, sp, w.end + 1);
-	err = err ?: locate_args(c, sp, w.end + 1);
+	err = err ?: df_slice_forward(&c->base, c->fb->sym.st_size, sp, w.end + 1);
+	err = err ?: df_locate_args(&c->base, sp, w.end + 1);
 	if (err == -ENOTSUP)
 		sp->start = c->base.insn[w.start].off;
 	sx_free(&w.s);
@@ -1122,10 +689,10 @@ static int add_span(struct xk_scope *t, const struct gen_input *in,
 	return 0;
 }
 
-static int analyse_function(const struct gen_input *in, const struct xk_sym *fb,
-			    struct xk_scope *t)
+static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
+			    const struct xk_sym *fb, struct xk_scope *t)
 {
-	struct func_ctx c = { .fb = fb, .in = in };
+	struct func_ctx c = { .fb = fb, .in = in, .obj = obj };
 	bool other_diff;
 	int err;
 
@@ -1207,7 +774,6 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 		opened--;
 		goto out;
 	}
-	err = gen_collect_jump_labels(&base, (struct gen_input *)in);
 	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
 		xk_obj_correlate(&base, &var[v]);
 		for (size_t i = 0; i < base.nr_syms; i++) {
@@ -1244,54 +810,12 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 					     "(inlined or removed with another value)");
 			}
 		} else if (!same) {
-			err = analyse_function(in, f, t);
+			err = analyse_function(in, &base, f, t);
 		}
 	}
 out:
-	free(in->jump_labels);
-	((struct gen_input *)in)->jump_labels = NULL;
 	for (int v = 0; v < opened; v++)
 		xk_obj_close(&var[v]);
 	xk_obj_close(&base);
 	return err;
-}
-
-/* ---- jump-label sites: objtool turns them into NOPs at link time ---- */
-
-int gen_collect_jump_labels(struct xk_obj *o, struct gen_input *in)
-{
-	in->nr_jump_labels = 0;
-	in->jump_labels = NULL;
-	for (size_t i = 0; i < o->nr_secs; i++) {
-		struct xk_sec *s = &o->secs[i];
-
-		if (strcmp(s->name, "__jump_table"))
-			continue;
-		in->jump_labels = calloc(s->nr_relas + 1, sizeof(*in->jump_labels));
-		if (!in->jump_labels)
-			return -ENOMEM;
-		/* entries are 16 bytes: code, target (pc32), key (pc64) */
-		for (size_t r = 0; r < s->nr_relas; r++) {
-			const struct xk_rela *rel = &s->relas[r];
-
-			if (rel->offset % 16 || !rel->sym || !rel->sym->sec)
-				continue;
-			in->jump_labels[in->nr_jump_labels].sec = rel->sym->sec->index;
-			in->jump_labels[in->nr_jump_labels++].off =
-				rel->sym->sym.st_value + rel->addend;
-		}
-	}
-	return 0;
-}
-
-bool gen_jump_label_at(const struct gen_input *in, const struct xk_sym *f,
-		       uint64_t off)
-{
-	uint64_t abs = f->sym.st_value + off;
-
-	for (size_t i = 0; i < in->nr_jump_labels; i++)
-		if (in->jump_labels[i].sec == f->sec->index &&
-		    abs >= in->jump_labels[i].off && abs < in->jump_labels[i].off + 5)
-			return true;
-	return false;
 }

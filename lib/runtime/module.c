@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libxk: talking to xkernel.ko through /dev/xkernel. */
+/* libxk runtime: talking to xkernel.ko through /dev/xkernel. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdbool.h>
@@ -33,32 +33,6 @@ static int ioctl_err(const char *what, const char *error)
 	if (error && error[0])
 		return xk_err(-e, "%s", error);
 	return xk_err(-e, "%s: %s", what, strerror(e));
-}
-
-static void to_ioc_span(const struct xk_scope_span *s, struct xk_ioc_span *d)
-{
-	memset(d, 0, sizeof(*d));
-	xk_strlcpy(d->func, s->func, sizeof(d->func));
-	d->func_size = s->func_size;
-	d->start = s->start;
-	d->probe = s->probe;
-	d->expect_len = s->expect_len;
-	memcpy(d->expect, s->expect, s->expect_len);
-	memcpy(d->expect_mask, s->expect_mask, s->expect_len);
-	d->nr_locs = s->nr_locs;
-	for (int l = 0; l < s->nr_locs; l++) {
-		d->locs[l].kind = s->locs[l].kind;
-		d->locs[l].base = s->locs[l].base;
-		d->locs[l].disp = s->locs[l].disp;
-		d->locs[l].width = s->locs[l].width;
-		d->locs[l].rip_end = s->locs[l].rip_end;
-		d->locs[l].expr = s->locs[l].expr;
-	}
-	d->nr_exits = s->nr_exits;
-	d->escapes = s->escapes;
-	memcpy(d->exits, s->exits, sizeof(d->exits));
-	d->nr_ranges = s->nr_ranges;
-	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 }
 
 /*
@@ -112,7 +86,7 @@ static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 		return -ENOMEM;
 	for (int i = 0; i < t->nr_spans; i++)
 		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED)
-			to_ioc_span(&t->spans[i], &spans[n++]);
+			xk_scope_span_to_ioc(&t->spans[i], &spans[n++]);
 	if (!n) {
 		free(spans);
 		return xk_err(-ENOTSUP, "%s: the scope table has no supported span",

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "xk/provision.h"
 
 extern char **environ;
 
@@ -266,39 +267,6 @@ static int make_run_dir(char *out, size_t size)
 /* processes                                                         */
 /* ---------------------------------------------------------------- */
 
-static int spawn(pid_t *pid, const char *const *argv, int in_fd, int out_fd,
-		 const char *log)
-{
-	posix_spawn_file_actions_t fa;
-	int err;
-
-	posix_spawn_file_actions_init(&fa);
-	if (in_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	else if (log)
-		posix_spawn_file_actions_addopen(&fa, 1, log,
-						 O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (log)
-		posix_spawn_file_actions_addopen(&fa, 2, log,
-						 O_WRONLY | O_CREAT | O_APPEND, 0644);
-	err = posix_spawn(pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	return -err;
-}
-
-static void stop_child(pid_t pid, int sig)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, sig);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-}
-
 static int start_virtiofsd(const char *run, pid_t *pid, char *sock,
 			   size_t size)
 {
@@ -313,7 +281,11 @@ static int start_virtiofsd(const char *run, pid_t *pid, char *sock,
 	err = xk_snprintf(sock, size, "%s/vfs.sock", run) ?:
 	      xk_snprintf(arg_sock, sizeof(arg_sock), "--socket-path=%s", sock) ?:
 	      xk_snprintf(log, sizeof(log), "%s/virtiofsd.log", run);
-	err = err ?: spawn(pid, argv, -1, -1, log);
+	if (!err) {
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		err = xk_spawn(&cmd, pid);
+	}
 	if (err)
 		return xk_err(err, "cannot start %s", VIRTIOFSD);
 	for (int i = 0; i < 500; i++) {
@@ -325,7 +297,7 @@ static int start_virtiofsd(const char *run, pid_t *pid, char *sock,
 		}
 		usleep(10000);
 	}
-	stop_child(*pid, SIGKILL);
+	xk_stop(*pid, SIGKILL);
 	*pid = 0;
 	return xk_err(-EIO, "virtiofsd did not start; see %s", log);
 }
@@ -538,8 +510,13 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 			goto out;
 		}
 		start = xk_now();
-		err = spawn(&qpid, argv, interactive ? 0 : -1,
-			    interactive ? 1 : pipefd[1], qlog);
+		{
+			struct xk_cmd cmd = { .argv = argv, .log_path = qlog,
+					      .inherit_stdin = interactive,
+					      .out_fd = interactive ? 1 : pipefd[1] };
+
+			err = xk_spawn(&cmd, &qpid);
+		}
 		if (err) {
 			err = xk_err(err, "cannot start %s", qemu);
 			goto out;
@@ -589,7 +566,7 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	if (r.len)
 		relay_flush(&r);
 	if (err == -ETIMEDOUT) {
-		stop_child(qpid, SIGKILL);
+		xk_stop(qpid, SIGKILL);
 		qpid = 0;
 	} else {
 		while (waitpid(qpid, NULL, 0) < 0 && errno == EINTR)
@@ -621,8 +598,8 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	}
 out:
 	free(r.capture);
-	stop_child(qpid, SIGKILL);
-	stop_child(vfsd, SIGTERM);
+	xk_stop(qpid, SIGKILL);
+	xk_stop(vfsd, SIGTERM);
 	if (pipefd[0] >= 0)
 		close(pipefd[0]);
 	if (pipefd[1] >= 0)

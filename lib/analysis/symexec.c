@@ -13,7 +13,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "symexec.h"
 
 /* ---- expression nodes ---- */
 
@@ -659,7 +659,7 @@ void sx_print(const struct sx *e, char *buf, size_t size)
 		sx_print(e->c, c, sizeof(c));
 	switch (e->kind) {
 	case SX_CONST: snprintf(buf, size, "%#llx", (unsigned long long)e->v); break;
-	case SX_REG: snprintf(buf, size, "%s", xk_gpr_name(e->reg)); break;
+	case SX_REG: snprintf(buf, size, "%s", xk_reg_name(e->reg)); break;
 	case SX_PARAM: snprintf(buf, size, "P%d", e->param); break;
 	case SX_UNKNOWN: snprintf(buf, size, "?mem"); break;
 	case SX_NEG: snprintf(buf, size, "-(%s)", a); break;

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Helpers shared by the files of libxk; not part of the public API. */
-#ifndef XK_INTERNAL_H
-#define XK_INTERNAL_H
+/* libxk core: helpers every part of libxk shares; not part of the public API. */
+#ifndef XK_LIB_INTERNAL_H
+#define XK_LIB_INTERNAL_H
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
-#include "xk/xk.h"
+#include "xk/core.h"
 #include "banned.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -45,6 +46,9 @@ int xk_err(int err, const char *fmt, ...) __printf(2, 3);
 int xk_strlcpy(char *dst, const char *src, size_t size);
 int xk_snprintf(char *dst, size_t size, const char *fmt, ...) __printf(3, 4);
 
+/* Strips leading and trailing white space in place. */
+char *xk_trim(char *s);
+
 /* Files. */
 int xk_mkdir_p(const char *path);
 int xk_rm_rf(const char *path);
@@ -56,19 +60,31 @@ int xk_file_tail(const char *path, int lines, char *out, size_t size);
 double xk_now(void);
 
 /*
- * Runs argv[0] (searched in PATH) and waits for it. Its standard output and
- * error are appended to log_path when given (else they are inherited); with
- * capture, standard output is returned in *capture (malloc'd, NUL
- * terminated). Returns the exit status (>= 0), or a negative errno when it
- * could not be started or was killed by a signal.
+ * A child process (spawn.c). argv[0] is searched in PATH. Standard input is
+ * /dev/null unless inherit_stdin; standard error is appended to log_path
+ * when given (else inherited); standard output goes to out_fd when > 0,
+ * else to log_path, else is inherited; xk_run can capture it instead.
  */
 struct xk_cmd {
 	const char *const *argv;
 	const char *cwd;
 	const char *log_path;
-	char **capture;
+	char **capture;			/* xk_run: standard output (malloc'd) */
 	const char *const *env_add;	/* extra NAME=value strings */
+	bool inherit_stdin;
+	int out_fd;
 };
+
+/* Starts a child; capture is not allowed (use xk_run). */
+int xk_spawn(const struct xk_cmd *cmd, pid_t *pid);
+/*
+ * Waits for pid (-1: any child; *reaped says which). Returns its exit
+ * status (>= 0), or a negative errno when it was killed by a signal.
+ */
+int xk_wait(pid_t pid, pid_t *reaped);
+/* Sends sig to a child and reaps it; nothing for pid <= 0. */
+void xk_stop(pid_t pid, int sig);
+/* Runs a child to its end: its exit status, or a negative errno. */
 int xk_run(const struct xk_cmd *cmd);
 
 /* Runs and turns a non-zero status into an error naming the step. */
@@ -76,5 +92,42 @@ int xk_run_step(const char *what, const struct xk_cmd *cmd);
 
 /* Finds an executable in PATH (or at an absolute path). */
 int xk_which(const char *name, char *out, size_t size);
+
+/* ---- the kernel's listings (proc.c) ---- */
+
+struct xk_ksym {
+	unsigned long long addr;
+	char type;		/* t, T, d, ... */
+	const char *name;
+	const char *module;	/* NULL: vmlinux */
+};
+
+struct xk_kallsyms {
+	struct xk_ksym *syms;	/* sorted by name, then address */
+	size_t nr;
+	unsigned long long text_addr;	/* _text, 0 if not listed */
+	char *text;		/* the names point into it */
+};
+
+/* Reads a kallsyms listing (text_only: functions); -EINVAL if it lists none. */
+int xk_kallsyms_read(const char *path, bool text_only, struct xk_kallsyms *ks);
+/* The entries named name, *first the first of them; 0 if none. */
+size_t xk_kallsyms_lookup(const struct xk_kallsyms *ks, const char *name,
+			  const struct xk_ksym **first);
+void xk_kallsyms_free(struct xk_kallsyms *ks);
+
+#define XK_KPROBES_LIST "/sys/kernel/debug/kprobes/list"
+#define XK_KPROBE_SYM_MAX 128
+
+struct xk_kprobe {
+	unsigned long long addr;
+	char type;		/* k, r, ... */
+	char sym[XK_KPROBE_SYM_MAX];
+	unsigned long long offset;
+	bool disabled, optimized, gone;
+};
+
+/* Every registered kprobe, from debugfs (malloc'd array). */
+int xk_kprobes_list(struct xk_kprobe **list, size_t *nr);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libxk: target kernel provisioning.
+ * libxk provision: the target kernel.
  *
  * A target kernel is a Debian kernel: the unsigned image (vmlinuz and the
  * modules), the headers (for out-of-tree modules), and optionally the source
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "xk/provision.h"
 
 #define DEFAULT_SOURCE_PKG "linux-source-6.12"
 #define DEFAULT_FLAVOUR "cloud-amd64"
@@ -37,22 +38,6 @@ struct kernel_pkgs {
 	int nr_headers;
 	struct deb source;
 };
-
-static char cache_buf[XK_PATH_MAX];
-
-const char *xk_cache_dir(const char *override)
-{
-	const char *env = getenv("XK_CACHE"), *home = getenv("HOME");
-
-	if (override && *override)
-		return override;
-	if (env && *env)
-		return env;
-	if (xk_snprintf(cache_buf, sizeof(cache_buf), "%s/.cache/xkernel",
-			home && *home ? home : "/root"))
-		return "/var/cache/xkernel";
-	return cache_buf;
-}
 
 /* Returns the value of "Key: value" on its own line of an apt listing. */
 static int field_of(const char *text, const char *key, char *out, size_t size)

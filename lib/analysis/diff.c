@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "object.h"
 
 #define MAX_CELLS (64u << 20)
 

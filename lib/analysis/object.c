@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "object.h"
 
 static int load_sections(struct xk_obj *o)
 {
@@ -104,6 +104,43 @@ static int load_relocations(struct xk_obj *o)
 	return 0;
 }
 
+/* Jump-label sites, from __jump_table: objtool makes them NOPs at link time. */
+static int load_jump_labels(struct xk_obj *o)
+{
+	for (size_t i = 0; i < o->nr_secs; i++) {
+		struct xk_sec *s = &o->secs[i];
+
+		if (strcmp(s->name, "__jump_table"))
+			continue;
+		o->jump_labels = calloc(s->nr_relas + 1, sizeof(*o->jump_labels));
+		if (!o->jump_labels)
+			return xk_err(-ENOMEM, "%s: out of memory", o->path);
+		/* entries are 16 bytes: code, target (pc32), key (pc64) */
+		for (size_t r = 0; r < s->nr_relas; r++) {
+			const struct xk_rela *rel = &s->relas[r];
+
+			if (rel->offset % 16 || !rel->sym || !rel->sym->sec)
+				continue;
+			o->jump_labels[o->nr_jump_labels].sec = rel->sym->sec->index;
+			o->jump_labels[o->nr_jump_labels++].off =
+				rel->sym->sym.st_value + rel->addend;
+		}
+	}
+	return 0;
+}
+
+bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
+		      uint64_t off)
+{
+	uint64_t abs = f->sym.st_value + off;
+
+	for (size_t i = 0; i < o->nr_jump_labels; i++)
+		if (o->jump_labels[i].sec == f->sec->index &&
+		    abs >= o->jump_labels[i].off && abs < o->jump_labels[i].off + 5)
+			return true;
+	return false;
+}
+
 int xk_obj_open(struct xk_obj *o, const char *path)
 {
 	int err;
@@ -127,7 +164,10 @@ int xk_obj_open(struct xk_obj *o, const char *path)
 		xk_obj_close(o);
 		return xk_err(err, "%s: malformed ELF object", path);
 	}
-	return 0;
+	err = load_jump_labels(o);
+	if (err)
+		xk_obj_close(o);
+	return err;
 }
 
 void xk_obj_close(struct xk_obj *o)
@@ -136,6 +176,7 @@ void xk_obj_close(struct xk_obj *o)
 		free(o->secs[i].relas);
 	free(o->secs);
 	free(o->syms);
+	free(o->jump_labels);
 	if (o->elf)
 		elf_end(o->elf);
 	if (o->fd >= 0)

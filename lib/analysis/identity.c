@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libxk: build identity. The baseline objects xk build makes from the
+ * libxk analysis: build identity. The baseline objects xk build makes from the
  * source package must be, function by function, the code of the shipped
  * kernel: otherwise every offset and byte of a scope table would be wrong.
  *
@@ -17,108 +17,36 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "gen.h"
-
-struct ksym {
-	unsigned long long addr;
-	char *name;
-};
-
-struct symtab {
-	struct ksym *syms;
-	size_t nr;
-	char *text;
-	unsigned long long text_rt;	/* _text at run time */
-};
-
-static int cmp_ksym(const void *a, const void *b)
-{
-	return strcmp(((const struct ksym *)a)->name, ((const struct ksym *)b)->name);
-}
-
-static int load_kallsyms(const char *path, struct symtab *t)
-{
-	size_t cap = 0;
-	int err = xk_read_file(path, &t->text, NULL);
-
-	if (err)
-		return err;
-	t->nr = 0;
-	t->syms = NULL;
-	for (char *line = t->text; *line;) {
-		char *end = strchrnul(line, '\n'), *name, type;
-		unsigned long long addr;
-		bool last = !*end;
-
-		*end = '\0';
-		addr = strtoull(line, &name, 16);
-		if (name[0] == ' ' && name[1] && name[2] == ' ') {
-			type = name[1];
-			name += 3;
-			if (name[strcspn(name, " \t")])
-				name[strcspn(name, " \t")] = '\0';	/* [module] */
-			if (!strcmp(name, "_text"))
-				t->text_rt = addr;
-			if (type == 't' || type == 'T') {
-				if (t->nr == cap) {
-					struct ksym *bigger;
-
-					cap = cap ? cap * 2 : 65536;
-					bigger = realloc(t->syms, cap * sizeof(*bigger));
-					if (!bigger)
-						return -ENOMEM;
-					t->syms = bigger;
-				}
-				t->syms[t->nr++] = (struct ksym){ addr, name };
-			}
-		}
-		line = last ? end : end + 1;
-	}
-	if (!t->text_rt || !t->nr)
-		return -EINVAL;
-	qsort(t->syms, t->nr, sizeof(*t->syms), cmp_ksym);
-	return 0;
-}
-
-static void free_symtab(struct symtab *t);
+#include "identity.h"
+#include "object.h"
 
 /*
  * How many functions of each span's name the target kernel has (from the
  * kallsyms recorded at fetch). Leaves 0 (unknown) when there is no record
  * or the name is not there (a module's function).
  */
-void xk_count_copies(const struct xk_kernel *k, struct xk_scope *t)
+int xk_count_copies(const struct xk_kernel *k, struct xk_scope *t)
 {
 	char path[XK_PATH_MAX + 16];
-	struct symtab st = { 0 };
+	struct xk_kallsyms ks;
+	int err;
 
-	if (xk_snprintf(path, sizeof(path), "%s/kallsyms", k->dir) ||
-	    load_kallsyms(path, &st)) {
-		free_symtab(&st);
-		return;
-	}
+	err = xk_snprintf(path, sizeof(path), "%s/kallsyms", k->dir);
+	if (err)
+		return xk_err(err, "%s/kallsyms: path too long", k->dir);
+	if (!xk_exists(path))
+		return 0;	/* recorded at fetch; without it copies stay unknown */
+	err = xk_kallsyms_read(path, true, &ks);
+	if (err)
+		return err;
 	for (int i = 0; i < t->nr_spans; i++) {
-		struct ksym key = { .name = t->spans[i].func };
-		const struct ksym *hit = bsearch(&key, st.syms, st.nr, sizeof(*st.syms),
-						 cmp_ksym);
-		size_t lo, hi;
+		const struct xk_ksym *first;
 
-		if (!hit)
-			continue;
-		lo = hi = hit - st.syms;
-		while (lo > 0 && !strcmp(st.syms[lo - 1].name, key.name))
-			lo--;
-		while (hi + 1 < st.nr && !strcmp(st.syms[hi + 1].name, key.name))
-			hi++;
-		t->spans[i].copies = (int)(hi - lo + 1);
+		t->spans[i].copies = (int)xk_kallsyms_lookup(&ks, t->spans[i].func,
+							    &first);
 	}
-	free_symtab(&st);
-}
-
-static void free_symtab(struct symtab *t)
-{
-	free(t->syms);
-	free(t->text);
+	xk_kallsyms_free(&ks);
+	return 0;
 }
 
 /* The file offset of a link-time address in vmlinux, from its headers. */
@@ -143,7 +71,7 @@ static int vmlinux_offset(Elf *e, unsigned long long vaddr, size_t len,
 }
 
 /* Which bytes of a function may differ from the shipped kernel. */
-static void build_mask(const struct xk_sym *f, const struct gen_input *jl,
+static void build_mask(const struct xk_obj *o, const struct xk_sym *f,
 		       uint8_t *mask)
 {
 	uint64_t start = f->sym.st_value, size = f->sym.st_size;
@@ -163,15 +91,9 @@ static void build_mask(const struct xk_sym *f, const struct gen_input *jl,
 					  code[r->offset - start - 1] == 0xe9))
 			mask[r->offset - start - 1] = 0;
 	}
-	for (size_t i = 0; i < jl->nr_jump_labels; i++) {
-		uint64_t o = jl->jump_labels[i].off;
-
-		if (jl->jump_labels[i].sec != f->sec->index || o < start ||
-		    o >= start + size)
-			continue;
-		for (int b = 0; b < 5 && o - start + b < size; b++)
-			mask[o - start + b] = 0;
-	}
+	for (uint64_t b = 0; b < size; b++)
+		if (xk_jump_label_at(o, f, b))
+			mask[b] = 0;
 }
 
 /*
@@ -183,8 +105,7 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 		      const char *obj_name, int *checked)
 {
 	char syms_path[XK_PATH_MAX], vml_path[XK_PATH_MAX], bad[1024] = "";
-	struct gen_input jl = { 0 };
-	struct symtab t = { 0 };
+	struct xk_kallsyms t;
 	struct xk_obj o;
 	Elf *e = NULL;
 	int fd = -1, err, nr_bad = 0;
@@ -194,10 +115,16 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 	      xk_snprintf(vml_path, sizeof(vml_path), "%s/vmlinux", k->dir);
 	if (err)
 		return err;
-	if (load_kallsyms(syms_path, &t)) {
-		free_symtab(&t);
+	if (!xk_exists(syms_path))
 		return xk_err(-ENOENT, "no symbols of the shipped kernel (%s): run "
 				       "'xk kernel fetch' to record them", syms_path);
+	err = xk_kallsyms_read(syms_path, true, &t);
+	if (err)
+		return err;
+	if (!t.text_addr) {
+		err = xk_err(-EINVAL, "%s has no _text: not a kallsyms listing",
+			     syms_path);
+		goto out_syms;
 	}
 	elf_version(EV_CURRENT);
 	fd = open(vml_path, O_RDONLY | O_CLOEXEC);
@@ -209,10 +136,10 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 	err = xk_obj_open(&o, obj_path);
 	if (err)
 		goto out_elf;
-	err = gen_collect_jump_labels(&o, &jl);
 	for (size_t i = 0; i < o.nr_syms && !err; i++) {
 		const struct xk_sym *f = &o.syms[i];
-		struct ksym key = { 0, f->name }, *hit;
+		const struct xk_ksym *hit;
+		size_t nr_hits;
 		uint8_t *live, *mask;
 		bool same = false, tried = false;
 
@@ -221,24 +148,21 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 		    !(f->sec->sh.sh_flags & SHF_EXECINSTR) ||
 		    GELF_ST_BIND(f->sym.st_info) == STB_WEAK)
 			continue;
-		hit = bsearch(&key, t.syms, t.nr, sizeof(*t.syms), cmp_ksym);
-		if (!hit)
+		nr_hits = xk_kallsyms_lookup(&t, f->name, &hit);
+		if (!nr_hits)
 			continue;
-		while (hit > t.syms && !strcmp(hit[-1].name, f->name))
-			hit--;
 		live = malloc(f->sym.st_size);
 		mask = malloc(f->sym.st_size);
 		if (!live || !mask) {
 			free(live);
 			free(mask);
-			err = -ENOMEM;
+			err = xk_err(-ENOMEM, "%s: out of memory", obj_name);
 			break;
 		}
-		build_mask(f, &jl, mask);
+		build_mask(&o, f, mask);
 		/* static functions may share a name: any copy may be ours */
-		for (; hit < t.syms + t.nr && !strcmp(hit->name, f->name) && !same;
-		     hit++) {
-			unsigned long long link = hit->addr - t.text_rt +
+		for (; nr_hits && !same; nr_hits--, hit++) {
+			unsigned long long link = hit->addr - t.text_addr +
 						  0xffffffff81000000ULL;
 			off_t off;
 
@@ -261,7 +185,6 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " %s",
 				 f->name);
 	}
-	free(jl.jump_labels);
 	xk_obj_close(&o);
 	if (!err && nr_bad)
 		err = xk_err(-ESTALE, "%s built from the source differs from the "
@@ -274,6 +197,6 @@ out_elf:
 	if (fd >= 0)
 		close(fd);
 out_syms:
-	free_symtab(&t);
+	xk_kallsyms_free(&t);
 	return err;
 }

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "object.h"
 
 static const struct {
 	unsigned int reg;
@@ -37,16 +37,6 @@ int xk_gpr(unsigned int cs_reg, int *width, bool *high8)
 		}
 	}
 	return -1;
-}
-
-const char *xk_gpr_name(int gpr)
-{
-	static const char *const names[] = {
-		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "flags",
-	};
-
-	return gpr >= 0 && gpr <= XK_LOC_FLAGS ? names[gpr] : "?";
 }
 
 static void fill_insn(csh h, const cs_insn *ci, uint64_t base,

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libxk: the scope table, read and written in one place (format:
+ * libxk scope: the scope table, read and written in one place (format:
  * docs/scope-table.md). Every consumer (xk load, xk status, the tests)
  * parses a table through xk_scope_read(), which refuses anything malformed
- * with the line that is wrong.
+ * with the line that is wrong; a supported span must also obey the rules
+ * the module applies (xk_ioc_span_check of xk/abi), on writing and on
+ * reading, so a table the module would refuse never leaves `xk gen`.
+ * No capstone, no libelf: the runtime links this.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "internal.h"
 #include "xk/scope.h"
 
 static const char *const class_names[] = {
@@ -48,10 +51,33 @@ static void loc_name(const struct xk_scope_loc *l, char *buf, size_t size)
 		snprintf(buf, size, "mem:rip:%lld:%lld", (long long)l->disp,
 			 (long long)l->rip_end);
 	else if (l->kind == XK_LOC_MEM)
-		snprintf(buf, size, "mem:%s:%lld", xk_gpr_name(l->base),
+		snprintf(buf, size, "mem:%s:%lld", xk_reg_name(l->base),
 			 (long long)l->disp);
 	else
-		snprintf(buf, size, "%s", xk_gpr_name(l->kind));
+		snprintf(buf, size, "%s", xk_reg_name(l->kind));
+}
+
+/* The rules of xk/abi a supported span obeys; -EINVAL naming the span. */
+static int check_span_rules(const char *where, int idx,
+			    const struct xk_scope_span *s)
+{
+	struct xk_ioc_span d;
+	const char *why;
+
+	if (s->cls == XK_SPAN_UNSUPPORTED)
+		return 0;
+	if (s->nr_locs > XK_MAX_LOCS || s->nr_exits > XK_MAX_EXITS ||
+	    s->nr_ranges > XK_MAX_RANGES || s->nr_params > XK_MAX_PARAMS)
+		return xk_err(-EINVAL, "%s: span %d (%s): more locations, exits, "
+				       "ranges or fits than the limits", where,
+			      idx, s->func);
+	xk_scope_span_to_ioc(s, &d);
+	why = xk_ioc_span_check(&d);
+	if (why)
+		return xk_err(-EINVAL, "%s: span %d (%s+%#llx) breaks the module's "
+				       "rules: %s", where, idx, s->func,
+			      (unsigned long long)s->probe, why);
+	return 0;
 }
 
 static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
@@ -111,9 +137,9 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	if (s->copies > 0)
 		fprintf(f, "copies %d\n", s->copies);
 	fputs("args", f);
-	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
+	for (int a = 0; a < XK_MAX_ARGS; a++)
 		if (s->arg_reg[a] >= 0)
-			fprintf(f, " %d:%s", a, xk_gpr_name(s->arg_reg[a]));
+			fprintf(f, " %d:%s", a, xk_reg_name(s->arg_reg[a]));
 	fputs("\nend\n", f);
 }
 
@@ -121,11 +147,16 @@ int xk_scope_write(const struct xk_scope *t, const char *path)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int err;
+	FILE *f;
+	int err = 0;
 
+	for (int i = 0; i < t->nr_spans && !err; i++)
+		err = check_span_rules(path, i, &t->spans[i]);
+	if (err)
+		return err;
+	f = open_memstream(&buf, &len);
 	if (!f)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "writing %s: out of memory", path);
 	fprintf(f, "%s %d\n", XK_SCOPE_MAGIC, XK_SCOPE_VERSION);
 	fprintf(f, "constant %s\n", t->constant);
 	fprintf(f, "kind %s\n", t->kind);
@@ -138,7 +169,7 @@ int xk_scope_write(const struct xk_scope *t, const char *path)
 		write_span(f, i, &t->spans[i]);
 	if (fclose(f)) {
 		free(buf);
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "writing %s: out of memory", path);
 	}
 	err = xk_write_file(path, buf, len, 0644);
 	free(buf);
@@ -190,39 +221,74 @@ static int expect_key(struct reader *r, const char *key, const char **value)
 	return 0;
 }
 
-bool xk_scope_spans_nest(const struct xk_scope *t)
+void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 {
-	for (int a = 0; a < t->nr_spans; a++) {
-		const struct xk_scope_span *sa = &t->spans[a];
-
-		if (sa->cls == XK_SPAN_UNSUPPORTED)
-			continue;
-		if (sa->escapes & XK_ESCAPE_CALL)
-			return true;
-		for (int b = 0; b < t->nr_spans; b++) {
-			const struct xk_scope_span *sb = &t->spans[b];
-
-			if (b == a || sb->cls == XK_SPAN_UNSUPPORTED ||
-			    strcmp(sa->func, sb->func))
-				continue;
-			for (int r = 0; r < sa->nr_ranges; r++)
-				if (sb->probe >= sa->ranges[r][0] &&
-				    sb->probe < sa->ranges[r][1])
-					return true;
-		}
+	memset(d, 0, sizeof(*d));
+	xk_strlcpy(d->func, s->func, sizeof(d->func));
+	d->func_size = s->func_size;
+	d->start = s->start;
+	d->probe = s->probe;
+	d->expect_len = s->expect_len;
+	memcpy(d->expect, s->expect, sizeof(d->expect));
+	memcpy(d->expect_mask, s->expect_mask, sizeof(d->expect_mask));
+	d->nr_locs = s->nr_locs;
+	for (int l = 0; l < s->nr_locs && l < XK_MAX_LOCS; l++) {
+		d->locs[l].kind = s->locs[l].kind;
+		d->locs[l].base = s->locs[l].base;
+		d->locs[l].disp = s->locs[l].disp;
+		d->locs[l].width = s->locs[l].width;
+		d->locs[l].rip_end = s->locs[l].rip_end;
+		d->locs[l].expr = s->locs[l].expr;
 	}
-	return false;
+	d->nr_exits = s->nr_exits;
+	d->escapes = s->escapes;
+	memcpy(d->exits, s->exits, sizeof(d->exits));
+	d->nr_ranges = s->nr_ranges;
+	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 }
 
-const char *xk_scope_reg_name(int reg)
+/* The rule's reading of span i: unsupported spans are never loaded. */
+static int span_view(const void *ctx, __u32 i, struct xk_rule_span_view *v)
 {
-	return xk_gpr_name(reg);
+	const struct xk_scope *t = ctx;
+	const struct xk_scope_span *s = &t->spans[i];
+
+	if (s->cls == XK_SPAN_UNSUPPORTED)
+		return 1;
+	v->escapes = s->escapes;
+	v->nr_ranges = s->nr_ranges;
+	v->ranges = (const __u64 (*)[2])s->ranges;
+	v->probe = s->probe;
+	/* one function: the first span of the same object and name */
+	v->func_id = i;
+	for (__u32 j = 0; j < i; j++)
+		if (!strcmp(t->spans[j].object, s->object) &&
+		    !strcmp(t->spans[j].func, s->func)) {
+			v->func_id = j;
+			break;
+		}
+	return 0;
+}
+
+bool xk_scope_spans_nest(const struct xk_scope *t)
+{
+	return xk_rule_spans_nest(span_view, t, (__u32)t->nr_spans);
+}
+
+const char *xk_reg_name(int reg)
+{
+	static const char *const names[XK_LOC_FLAGS + 1] = {
+		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "flags",
+	};
+
+	return reg >= 0 && reg <= XK_LOC_FLAGS ? names[reg] : "?";
 }
 
 static int parse_reg(const char *s)
 {
 	for (int g = 0; g <= XK_LOC_FLAGS; g++)
-		if (!strcmp(s, xk_gpr_name(g)))
+		if (!strcmp(s, xk_reg_name(g)))
 			return g;
 	return -1;
 }
@@ -358,7 +424,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			p++;
 		if (!*p)
 			break;
-		if (s->expect_len == XK_SCOPE_MAX_EXPECT)
+		if (s->expect_len == XK_MAX_EXPECT)
 			return bad(r, "too many expected bytes");
 		if (!strncmp(p, "??", 2)) {
 			s->expect_mask[s->expect_len] = 0;
@@ -387,13 +453,13 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			long long a, b;
 
 			if (sscanf(r->cur + 4, "%d %lld %lld", &k, &a, &b) != 3 ||
-			    k != s->nr_params || k >= XK_SCOPE_MAX_PARAMS)
+			    k != s->nr_params || k >= XK_MAX_PARAMS)
 				return bad(r, "fit K A B");
 			s->fit[k][0] = a;
 			s->fit[k][1] = b;
 			s->nr_params++;
 		} else if (!strncmp(r->cur, "loc ", 4)) {
-			if (s->nr_locs == XK_SCOPE_MAX_LOCS)
+			if (s->nr_locs == XK_MAX_LOCS)
 				return bad(r, "too many locations");
 			err = parse_loc(r, r->cur + 4, &s->locs[s->nr_locs]);
 			if (err)
@@ -412,7 +478,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 				x = strtoull(p, &endp, 16);
 				if (endp == p)
 					break;
-				if (s->nr_exits == XK_SCOPE_MAX_EXITS)
+				if (s->nr_exits == XK_MAX_EXITS)
 					return bad(r, "too many safe-span exits");
 				s->exits[s->nr_exits++] = x;
 				p = endp;
@@ -424,7 +490,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 
 			s->nr_ranges = 0;
 			while (sscanf(p, " %llx-%llx%n", &a, &b, &used) == 2) {
-				if (s->nr_ranges == XK_SCOPE_MAX_RANGES || a >= b ||
+				if (s->nr_ranges == XK_MAX_RANGES || a >= b ||
 				    b > s->func_size)
 					return bad(r, "safe-span range");
 				s->ranges[s->nr_ranges][0] = a;
@@ -450,7 +516,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			     sscanf(p, " %d:%15[a-z0-9]%n", &a, reg, &used) == 2;
 			     p += used) {
 				g = parse_reg(reg);
-				if (a < 0 || a >= XK_SCOPE_MAX_ARGS || g < 0 ||
+				if (a < 0 || a >= XK_MAX_ARGS || g < 0 ||
 				    g >= XK_NR_REGS || g == XK_RSP)
 					return bad(r, "args I:REGISTER");
 				s->arg_reg[a] = g;
@@ -518,11 +584,12 @@ int xk_scope_read(const char *path, struct xk_scope *t)
 		goto out;
 	t->spans = calloc(n ? n : 1, sizeof(*t->spans));
 	if (!t->spans) {
-		err = -ENOMEM;
+		err = xk_err(-ENOMEM, "reading %s: out of memory", path);
 		goto out;
 	}
 	for (int i = 0; i < n && !err; i++) {
-		err = parse_span(&r, &t->spans[i], i);
+		err = parse_span(&r, &t->spans[i], i) ?:
+		      check_span_rules(path, i, &t->spans[i]);
 		t->nr_spans = i + 1;
 	}
 	if (!err && !next_line(&r) && r.cur[0])

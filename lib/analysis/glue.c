@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "xk/scope.h"
+#include "xk/analysis.h"
 
 /* struct pt_regs fields, in enum xk_reg order */
 static const char *const pt_regs_field[XK_NR_REGS] = {
@@ -112,7 +112,7 @@ static int emit_span(FILE *f, const struct xk_scope *t, int idx,
 		s->probe, s->object, xk_span_class_name(s->cls));
 	for (int l = 0; l < s->nr_locs; l++)
 		fprintf(f, "/*   state: %s */\n", s->locs[l].text);
-	for (int a = 0; a < XK_SCOPE_MAX_ARGS; a++)
+	for (int a = 0; a < XK_MAX_ARGS; a++)
 		if (s->arg_reg[a] >= 0)
 			fprintf(f, "#define %s_SPAN%d_ARG%d(ctx) ((ctx)->%s)\n", k, idx,
 				a, pt_regs_field[s->arg_reg[a]]);
@@ -183,7 +183,7 @@ static void emit_exit_program(FILE *f, const struct xk_scope *t, int idx,
 	macro_line(f, "}");
 }
 
-int xk_scope_write_glue(const struct xk_scope *t, const char *path)
+int xk_glue_write(const struct xk_scope *t, const char *path)
 {
 	int nr = 0, err = 0;
 	const char *k = t->constant;

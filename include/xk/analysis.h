@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libxk analysis: the offline half (xk build, xk gen): the catalog, the
+ * variant builds, and the analysis of their machine code into a scope table.
+ */
+#ifndef XK_ANALYSIS_H
+#define XK_ANALYSIS_H
+
+#include "xk/core.h"
+#include "xk/provision.h"
+#include "xk/scope.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Constants: the catalog, the variant builds, the analysis           */
+/* ------------------------------------------------------------------ */
+
+/* A constant as named by the catalog (catalog/constants.conf) or by hand. */
+struct xk_constant {
+	char name[64];
+	char kind[16];		/* macro | literal | variable */
+	char file[256];		/* source file; "" to locate a macro */
+	int line;		/* literal, variable: the line of its text */
+	char text[128];		/* literal, variable: the text replaced */
+	char tmpl[128];		/* macro: its body with %lld for the value */
+	long long def, min, max;
+	bool has_def, has_bounds;
+	char objects[512];	/* space-separated objects; "" to find them */
+	char module_dir[256];	/* an out-of-tree module's directory, or "" */
+	char description[256];
+};
+
+/* Finds a constant in a catalog file; -ENOENT names the catalog. */
+int xk_catalog_find(const char *catalog, const char *name,
+		    struct xk_constant *c);
+/* Names of all constants of a catalog, newline-separated (malloc'd). */
+int xk_catalog_list(const char *catalog, char **names);
+
+#define XK_BUILD_MAX_OBJECTS 16
+#define XK_BUILD_VARIANTS 3
+
+struct xk_build_result {
+	int nr_objects;
+	char object[XK_BUILD_MAX_OBJECTS][128];
+	char base[XK_BUILD_MAX_OBJECTS][XK_PATH_MAX];
+	long long value[XK_BUILD_VARIANTS];	/* fit, fit, check */
+	char variant[XK_BUILD_MAX_OBJECTS][XK_BUILD_VARIANTS][XK_PATH_MAX];
+	int compiled, cached;	/* variant objects built now / reused */
+	int identical;		/* functions checked equal to the shipped kernel */
+	double seconds;
+};
+
+struct xk_build_opts {
+	size_t sz;
+	int jobs;		/* parallel compiles; 0: the number of CPUs */
+	bool progress;		/* report each compile through the print callback */
+	bool skip_identity;	/* do not compare baselines with the shipped kernel */
+};
+
+/*
+ * Locates the constant in the target's source (a macro's definition, a
+ * literal's text), finds the objects whose code may depend on it, builds
+ * the baseline objects with Kbuild and variants with other values by
+ * compiling the preprocessed unit with the definition changed (never the
+ * whole kernel; cached by content). Fills the default value from the
+ * source when the catalog gives none.
+ */
+int xk_build(const struct xk_kernel *k, struct xk_constant *c,
+	     const struct xk_build_opts *opts, struct xk_build_result *res);
+
+/* Analyses the built objects into a scope table (see include/xk/scope.h). */
+int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
+	   const struct xk_build_result *b, struct xk_scope *out);
+
+/* Disassembly of [from, to) of a function, one instruction a line. */
+int xk_disasm_range(const char *obj_path, const char *func,
+		    unsigned long long from, unsigned long long to, char **text);
+
+/* The eBPF glue a policy includes for a table (docs/policies.md). */
+int xk_glue_write(const struct xk_scope *t, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XK_ANALYSIS_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internals of the variant builds (xk build): where a constant's sources
+ * are (locate.c) and how its objects are rebuilt (variants.c).
+ */
+#ifndef XK_ANALYSIS_BUILD_H
+#define XK_ANALYSIS_BUILD_H
+
+#include "internal.h"
+#include "xk/analysis.h"
+
+/*
+ * A constant of the kernel lives in the prepared source tree, where Kbuild
+ * runs; one of an out-of-tree module (module= in the catalog) lives in the
+ * module's directory, built by Kbuild from the headers with M=.
+ */
+struct tree {
+	char src[XK_PATH_MAX];	/* file=, objects= and .cmd files are here */
+	char cwd[XK_PATH_MAX];	/* recorded commands run here */
+	bool module;
+};
+
+int tree_of(const struct xk_kernel *k, const struct xk_constant *c,
+	    struct tree *t);
+/* Whether line is "#define name ..."; *body is what follows the name. */
+bool is_define_of(const char *line, const char *name, const char **body);
+/* Fills a macro's file, line, template and default from its definition. */
+int locate_macro(const struct xk_kernel *k, const struct tree *t,
+		 struct xk_constant *c);
+/* The objects of this configuration whose code may use the constant. */
+int find_objects(const struct xk_kernel *k, const struct tree *t,
+		 const struct xk_constant *c, struct xk_build_result *res);
+
+#endif

@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk analysis: data flow over one function's control-flow graph, for
+ * spans.c: where control goes (df_successors), how many bits of a register
+ * the code after a probe point reads (df_used_width), the safe span as a
+ * forward thin slice of the derived value (df_slice_forward), and which
+ * registers hold the function's arguments at a probe point
+ * (df_locate_args). Every analysis here runs to its fixed point or refuses
+ * the span naming what stopped it: a cap never truncates a result.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "dataflow.h"
+
+/* Where control goes after instruction i, inside the function: 0 to 2. */
+int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2])
+{
+	const struct xk_insn *in = &code->insn[i];
+	int ns = 0;
+
+	if (in->is_ret)
+		return 0;
+	if (in->target >= 0 && !in->is_call) {
+		ssize_t t = xk_code_index(code, in->target);
+
+		if (t >= 0)
+			succ[ns++] = t;
+	}
+	if ((!in->is_branch || in->is_cond) && i + 1 < code->nr)
+		succ[ns++] = i + 1;
+	return ns;
+}
+
+/*
+ * How many low bits of a register location the code after the probe point
+ * reads before overwriting it: what a variant leaves in the other bits is
+ * never observed, so the fit is checked, and the runtime writes, only those.
+ */
+int df_used_width(const struct xk_func_code *code, size_t probe_idx, int reg)
+{
+	size_t n = code->nr;
+	bool *seen = calloc(n, sizeof(bool));
+	size_t *stack = calloc(2 * n + 2, sizeof(size_t)), sp = 0;
+	int width = 8;
+
+	if (!seen || !stack) {
+		free(seen);
+		free(stack);
+		return 64;
+	}
+	stack[sp++] = probe_idx;
+	while (sp && width < 64) {
+		size_t i = stack[--sp];
+		const struct xk_insn *in;
+		bool killed = false;
+
+		if (i >= n || seen[i])
+			continue;
+		seen[i] = true;
+		in = &code->insn[i];
+		for (int o = 0; o < in->x86.op_count; o++) {
+			const cs_x86_op *op = &in->x86.operands[o];
+			int w, g = -1;
+			bool high8;
+
+			if (op->type == X86_OP_REG)
+				g = xk_gpr(op->reg, &w, &high8);
+			if (op->type == X86_OP_MEM) {
+				/* an address computed from it: all bits */
+				if (xk_gpr(op->mem.base, NULL, NULL) == reg ||
+				    xk_gpr(op->mem.index, NULL, NULL) == reg)
+					width = 64;
+				continue;
+			}
+			if (g != reg)
+				continue;
+			if (high8)
+				w = 16;
+			if (op->access & CS_AC_READ && w > width)
+				width = w;
+			if (op->access == CS_AC_WRITE && w >= 32)
+				killed = true;
+		}
+		/* implicit reads (e.g. cqo, rep, shifts by cl) */
+		for (int r = 0; r < in->nr_read; r++) {
+			bool explicit = false;
+
+			for (int o = 0; o < in->x86.op_count; o++)
+				if (in->x86.operands[o].type == X86_OP_REG &&
+				    in->x86.operands[o].reg == in->regs_read[r])
+					explicit = true;
+			if (!explicit && xk_gpr(in->regs_read[r], NULL, NULL) == reg)
+				width = 64;
+		}
+		if (in->is_call) {
+			if (reg == XK_RDI || reg == XK_RSI || reg == XK_RDX ||
+			    reg == XK_RCX || reg == XK_R8 || reg == XK_R9)
+				width = 64;
+			if (reg == XK_RAX || reg == XK_R10 || reg == XK_R11)
+				killed = true;
+		}
+		if (in->is_ret && reg == XK_RAX)
+			width = 64;
+		if (!killed)
+			sp += df_successors(code, i, stack + sp);
+	}
+	free(seen);
+	free(stack);
+	return width;
+}
+
+/* ---- the safe span: a forward thin slice ---- */
+
+#define MAX_SLOTS 16
+
+struct taint {
+	uint32_t regs;		/* bit per GPR; bit 16: flags */
+	int nr_slots;
+	int64_t slot[MAX_SLOTS];	/* [rsp + d] or [rbp + d] (d | base<<56) */
+};
+
+static int64_t slot_key(const cs_x86_op *op)
+{
+	int base = xk_gpr(op->mem.base, NULL, NULL);
+
+	if (op->type != X86_OP_MEM || op->mem.index != X86_REG_INVALID ||
+	    (base != XK_RSP && base != XK_RBP))
+		return INT64_MIN;
+	return op->mem.disp ^ ((int64_t)base << 56);
+}
+
+static bool slot_has(const struct taint *t, int64_t k)
+{
+	for (int i = 0; i < t->nr_slots; i++)
+		if (t->slot[i] == k)
+			return true;
+	return false;
+}
+
+static void slot_set(struct taint *t, int64_t k, bool on)
+{
+	for (int i = 0; i < t->nr_slots; i++) {
+		if (t->slot[i] == k) {
+			if (!on)
+				t->slot[i] = t->slot[--t->nr_slots];
+			return;
+		}
+	}
+	if (on && t->nr_slots < MAX_SLOTS)
+		t->slot[t->nr_slots++] = k;
+}
+
+static bool taint_merge(struct taint *into, const struct taint *from)
+{
+	bool changed = (into->regs | from->regs) != into->regs;
+
+	into->regs |= from->regs;
+	for (int i = 0; i < from->nr_slots; i++) {
+		if (!slot_has(into, from->slot[i])) {
+			slot_set(into, from->slot[i], true);
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/* One instruction's effect on the taint; returns true if it consumed some. */
+static bool taint_step(const struct xk_insn *in, struct taint *t,
+		       uint32_t *escapes)
+{
+	const cs_x86 *x = &in->x86;
+	bool src = false, dst_mem_nonstack = false;
+	uint32_t written = 0;
+	int64_t store_slot = INT64_MIN;
+
+	for (int i = 0; i < in->nr_read; i++) {
+		int g = xk_gpr(in->regs_read[i], NULL, NULL);
+
+		if (g >= 0 && (t->regs & (1u << g)))
+			src = true;
+		if (in->regs_read[i] == X86_REG_EFLAGS && (t->regs & (1u << 16)))
+			src = true;
+	}
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type != X86_OP_MEM)
+			continue;
+		if (op->access & CS_AC_READ) {
+			if (slot_has(t, slot_key(op)))
+				src = true;
+			/* the address itself derived: a load through it */
+		}
+		if (op->access & CS_AC_WRITE) {
+			store_slot = slot_key(op);
+			if (store_slot == INT64_MIN)
+				dst_mem_nonstack = true;
+		}
+	}
+	/* xor r, r and friends read nothing that matters */
+	if (in->id == X86_INS_XOR && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_REG &&
+	    x->operands[0].reg == x->operands[1].reg)
+		src = false;
+	for (int i = 0; i < in->nr_write; i++) {
+		int g = xk_gpr(in->regs_write[i], NULL, NULL);
+
+		if (g >= 0 && g != XK_RSP)
+			written |= 1u << g;
+		if (in->regs_write[i] == X86_REG_EFLAGS)
+			written |= 1u << 16;
+	}
+	if (in->is_call) {
+		if (t->regs & 0x3c6u)	/* rdi rsi rdx rcx r8 r9 */
+			*escapes |= XK_ESCAPE_CALL;
+		src = src || (t->regs & 0x3c6u);
+		written |= 0xf07u | (1u << 16);	/* caller-saved, flags */
+		t->regs &= ~written;
+		return src;
+	}
+	if (in->is_ret && (t->regs & 1u))
+		*escapes |= XK_ESCAPE_RET;
+	if (src && dst_mem_nonstack)
+		*escapes |= XK_ESCAPE_STORE;
+	if (store_slot != INT64_MIN)
+		slot_set(t, store_slot, src);
+	if (src)
+		t->regs |= written;
+	else
+		t->regs &= ~written;
+	return src;
+}
+
+int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
+		     struct xk_scope_span *sp, size_t probe_idx)
+{
+	size_t n = code->nr;
+	struct taint *in_state = calloc(n, sizeof(*in_state));
+	bool *queued = calloc(n, sizeof(bool)), *in_slice = calloc(n, sizeof(bool));
+	bool *is_exit = calloc(n + 1, sizeof(bool));
+	size_t *queue = calloc(n * 4 + 4, sizeof(size_t)), qh = 0, qt = 0;
+	int err = 0, rounds = 0;
+
+	if (!in_state || !queued || !in_slice || !is_exit || !queue) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int l = 0; l < sp->nr_locs; l++) {
+		const struct xk_scope_loc *loc = &sp->locs[l];
+
+		if (loc->kind == XK_LOC_FLAGS)
+			in_state[probe_idx].regs |= 1u << 16;
+		else if (loc->kind == XK_LOC_MEM)
+			sp->escapes |= XK_ESCAPE_STORE;
+		else
+			in_state[probe_idx].regs |= 1u << loc->kind;
+	}
+	queue[qt++] = probe_idx;
+	queued[probe_idx] = true;
+	while (qh != qt && rounds++ < 200000) {
+		size_t i = queue[qh++ % (n * 4 + 4)];
+		struct taint t = in_state[i];
+		const struct xk_insn *in = &code->insn[i];
+		size_t succ[2];
+		int ns = 0;
+
+		queued[i] = false;
+		if (!t.regs && !t.nr_slots)
+			continue;
+		if (taint_step(in, &t, &sp->escapes))
+			in_slice[i] = true;
+		if (!t.regs && !t.nr_slots) {
+			/* the derived value is dead after this instruction */
+			if (i + 1 <= n)
+				is_exit[i + 1] = true;
+			continue;
+		}
+		if (in->is_ret)
+			is_exit[i] = true;	/* the thread leaves the function */
+		ns = df_successors(code, i, succ);
+		for (int k = 0; k < ns; k++) {
+			if (taint_merge(&in_state[succ[k]], &t) && !queued[succ[k]]) {
+				queued[succ[k]] = true;
+				queue[qt++ % (n * 4 + 4)] = succ[k];
+			}
+		}
+	}
+	sp->slice_len = 0;
+	for (size_t i = 0; i < n; i++)
+		sp->slice_len += in_slice[i];
+	/* where a thread holds derived data: the critical span, then every
+	 * instruction reached with taint live, as ranges of offsets */
+	sp->nr_ranges = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool live = (code->insn[i].off >= sp->start && i <= probe_idx) ||
+			    in_state[i].regs || in_state[i].nr_slots;
+		uint64_t from = code->insn[i].off;
+		uint64_t to = from + code->insn[i].len;
+
+		if (!live)
+			continue;
+		if (sp->nr_ranges && sp->ranges[sp->nr_ranges - 1][1] == from) {
+			sp->ranges[sp->nr_ranges - 1][1] = to;
+		} else if (sp->nr_ranges < XK_MAX_RANGES) {
+			sp->ranges[sp->nr_ranges][0] = from;
+			sp->ranges[sp->nr_ranges++][1] = to;
+		} else {
+			/* too fragmented: one conservative range to the end */
+			sp->ranges[sp->nr_ranges - 1][1] = func_size;
+			break;
+		}
+	}
+	sp->nr_exits = 0;
+	for (size_t i = 0; i <= n && sp->nr_exits < XK_MAX_EXITS; i++)
+		if (is_exit[i])
+			sp->exits[sp->nr_exits++] =
+				i < n ? code->insn[i].off : func_size;
+out:
+	free(in_state);
+	free(queued);
+	free(in_slice);
+	free(is_exit);
+	free(queue);
+	return err;
+}
+
+/* ---- the function's arguments at the probe point, for policies ---- */
+
+static const int abi_args[XK_MAX_ARGS] = {
+	XK_RDI, XK_RSI, XK_RDX, XK_RCX, XK_R8, XK_R9,
+};
+
+/*
+ * What instruction in does to the argument map (register -> argument).
+ * fentry: the __fentry__ call opening the function, which preserves all.
+ */
+static void args_step(const struct xk_insn *in, bool fentry, int8_t *map)
+{
+	const cs_x86_op *o0 = &in->x86.operands[0], *o1 = &in->x86.operands[1];
+	int8_t copy = -1;
+	int w0, w1;
+
+	if (in->id == X86_INS_MOV && in->x86.op_count == 2 &&
+	    o0->type == X86_OP_REG && o1->type == X86_OP_REG &&
+	    xk_gpr(o0->reg, &w0, NULL) >= 0 && xk_gpr(o1->reg, &w1, NULL) >= 0 &&
+	    w0 == 64 && w1 == 64)
+		copy = map[xk_gpr(o1->reg, NULL, NULL)];
+	for (int i = 0; i < in->nr_write; i++) {
+		int g = xk_gpr(in->regs_write[i], NULL, NULL);
+
+		if (g >= 0)
+			map[g] = -1;
+	}
+	if (in->is_call && !fentry) {
+		static const int clobbered[] = { XK_RAX, XK_RCX, XK_RDX, XK_RSI,
+			XK_RDI, XK_R8, XK_R9, XK_R10, XK_R11 };
+
+		for (size_t i = 0; i < ARRAY_SIZE(clobbered); i++)
+			map[clobbered[i]] = -1;
+	}
+	if (copy >= 0)
+		map[xk_gpr(o0->reg, NULL, NULL)] = copy;
+}
+
+/*
+ * Which register holds each of the function's register arguments at the
+ * probe point, on every path from the entry: a forward must-analysis over
+ * the function (moves between 64-bit registers copy, any other write and
+ * calls clobber). Policies read their context (a request, a socket) from
+ * there. A function with an indirect jump is not analysed.
+ */
+int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp, size_t probe)
+{
+	size_t n = code->nr, *work, nw = 0;
+	int8_t (*map)[XK_NR_REGS];
+	bool *seen;
+
+	for (int a = 0; a < XK_MAX_ARGS; a++)
+		sp->arg_reg[a] = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct xk_insn *in = &code->insn[i];
+
+		if (in->is_branch && !in->is_cond && in->target < 0 && !in->is_ret)
+			return 0;
+	}
+	map = calloc(n, sizeof(*map));
+	seen = calloc(n, sizeof(*seen));
+	work = calloc(n * 2 + 1, sizeof(*work));
+	if (!map || !seen || !work) {
+		free(map);
+		free(seen);
+		free(work);
+		return -ENOMEM;
+	}
+	memset(map[0], -1, sizeof(map[0]));
+	for (int a = 0; a < XK_MAX_ARGS; a++)
+		map[0][abi_args[a]] = a;
+	seen[0] = true;
+	work[nw++] = 0;
+	while (nw) {
+		size_t i = work[--nw], succ[2];
+		int8_t out[XK_NR_REGS];
+		int ns;
+
+		memcpy(out, map[i], sizeof(out));
+		args_step(&code->insn[i], i == 0 || (i == 1 &&
+			  code->insn[0].id == X86_INS_ENDBR64), out);
+		ns = df_successors(code, i, succ);
+		for (int k = 0; k < ns; k++) {
+			size_t t = succ[k];
+			bool changed = !seen[t];
+
+			if (!seen[t]) {
+				memcpy(map[t], out, sizeof(out));
+				seen[t] = true;
+			} else {
+				for (int g = 0; g < XK_NR_REGS; g++) {
+					if (map[t][g] >= 0 && map[t][g] != out[g]) {
+						map[t][g] = -1;
+						changed = true;
+					}
+				}
+			}
+			/* a value only loses information: this terminates */
+			if (changed && nw < n * 2)
+				work[nw++] = t;
+		}
+	}
+	if (seen[probe]) {
+		/* callee-saved registers first: they are the likelier home */
+		static const int order[] = { XK_RBX, XK_RBP, XK_R12, XK_R13, XK_R14,
+			XK_R15, XK_RDI, XK_RSI, XK_RDX, XK_RCX, XK_R8, XK_R9,
+			XK_RAX, XK_R10, XK_R11 };
+
+		for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
+			int a = map[probe][order[k]];
+
+			if (a >= 0 && sp->arg_reg[a] < 0)
+				sp->arg_reg[a] = order[k];
+		}
+	}
+	free(map);
+	free(seen);
+	free(work);
+	return 0;
+}
+

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Internals of the offline analysis: data flow in a function (dataflow.c). */
+#ifndef XK_ANALYSIS_DATAFLOW_H
+#define XK_ANALYSIS_DATAFLOW_H
+
+#include "object.h"
+#include "xk/scope.h"
+
+/* Where control goes after instruction i, inside the function: 0 to 2. */
+int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2]);
+/* How many low bits of reg the code from probe_idx on reads (8 to 64). */
+int df_used_width(const struct xk_func_code *code, size_t probe_idx, int reg);
+/*
+ * The safe span of sp from its probe point: ranges, exits, escapes and
+ * slice length. -ENOTSUP (with sp->why) when a limit would cut it short.
+ */
+int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
+		     struct xk_scope_span *sp, size_t probe_idx);
+/* The registers holding the function's arguments at the probe point. */
+int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp,
+		   size_t probe);
+
+#endif

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk analysis: the entry points of `xk gen`: the built objects of a
+ * constant analysed into a scope table (spans.c per object), and the
+ * disassembly listing of a range (xk gen --explain).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "identity.h"
+#include "spans.h"
+
+
+int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
+	   const struct xk_build_result *b, struct xk_scope *t)
+{
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	xk_strlcpy(t->constant, c->name, sizeof(t->constant));
+	xk_strlcpy(t->kind, c->kind, sizeof(t->kind));
+	xk_snprintf(t->source, sizeof(t->source), "%s:%d", c->file, c->line);
+	xk_strlcpy(t->release, k->release, sizeof(t->release));
+	xk_strlcpy(t->version, k->version, sizeof(t->version));
+	t->def = c->def;
+	t->min = c->min;
+	t->max = c->max;
+	for (int i = 0; i < b->nr_objects && !err; i++) {
+		struct gen_input in = { .object = b->object[i], .def = c->def };
+
+		xk_strlcpy(in.base_path, b->base[i], sizeof(in.base_path));
+		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+			in.variant[v].value = b->value[v];
+			xk_strlcpy(in.variant[v].path, b->variant[i][v],
+				   sizeof(in.variant[v].path));
+		}
+		err = gen_object(&in, t);
+	}
+	if (err)
+		xk_scope_free(t);
+	else if (!c->module_dir[0])	/* a module's names are not recorded */
+		xk_count_copies(k, t);
+	return err;
+}
+
+/* Disassembly of [from, to) of a function of an object, one line each. */
+int xk_disasm_range(const char *obj_path, const char *func,
+		    unsigned long long from, unsigned long long to, char **text)
+{
+	struct xk_obj o;
+	struct xk_func_code code;
+	struct xk_sym *f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int err;
+
+	err = xk_obj_open(&o, obj_path);
+	if (err)
+		return err;
+	f = xk_obj_find_func(&o, func, NULL);
+	if (!f) {
+		xk_obj_close(&o);
+		return xk_err(-ENOENT, "%s has no function %s", obj_path, func);
+	}
+	err = xk_disasm_func(f, &code);
+	if (err) {
+		xk_obj_close(&o);
+		return err;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m) {
+		err = -ENOMEM;
+	} else {
+		for (size_t i = 0; i < code.nr; i++) {
+			const struct xk_insn *in = &code.insn[i];
+			char hex[48] = "";
+
+			if (in->off < from || in->off >= to)
+				continue;
+			for (int b = 0; b < in->len && b < 15; b++)
+				snprintf(hex + strlen(hex), sizeof(hex) - strlen(hex),
+					 "%02x ", in->bytes[b]);
+			fprintf(m, "%6llx:  %-30s %s\n", (unsigned long long)in->off,
+				hex, in->text);
+		}
+		fclose(m);
+		*text = buf;
+	}
+	xk_func_code_free(&code);
+	xk_obj_close(&o);
+	return err;
+}
+

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internals of the offline analysis: one baseline object and its variants
+ * analysed into spans of a scope table (spans.c), for gen.c.
+ */
+#ifndef XK_ANALYSIS_SPANS_H
+#define XK_ANALYSIS_SPANS_H
+
+#include "object.h"
+#include "xk/scope.h"
+
+struct gen_variant {
+	int64_t value;
+	char path[XK_PATH_MAX];
+};
+
+struct gen_input {
+	const char *object;		/* e.g. block/blk-mq.o */
+	char base_path[XK_PATH_MAX];
+	int64_t def;			/* the value the baseline was built with */
+	struct gen_variant variant[GEN_NR_VARIANTS];	/* fit, fit, check */
+};
+
+/* Appends the spans found in one object to the table. */
+int gen_object(const struct gen_input *in, struct xk_scope *t);
+
+#endif

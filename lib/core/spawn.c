@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk core: child processes, started one way (xk_spawn) for every part:
+ * the kernel's builds, Debian's tools, virtiofsd and QEMU.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+extern char **environ;
+
+int xk_which(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	char buf[XK_PATH_MAX];
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) ? -ENOENT : xk_strlcpy(out, name, size);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+	while (*path) {
+		const char *end = strchrnul(path, ':');
+
+		if (xk_snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path),
+				path, name) == 0 &&
+		    access(buf, X_OK) == 0)
+			return xk_strlcpy(out, buf, size);
+		path = *end ? end + 1 : end;
+	}
+	return -ENOENT;
+}
+
+static char **env_with(const char *const *add)
+{
+	size_t n = 0, m = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	while (add && add[m])
+		m++;
+	env = calloc(n + m + 1, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < m; i++)
+		env[i] = (char *)add[i];
+	for (size_t i = 0; i < n; i++)
+		env[m + i] = environ[i];
+	return env;
+}
+
+/* capture_fd: the write end of a pipe for standard output, or -1. */
+static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	char **env = NULL;
+	int err;
+
+	if (cmd->env_add) {
+		env = env_with(cmd->env_add);
+		if (!env)
+			return xk_err(-ENOMEM, "cannot run %s: out of memory",
+				      cmd->argv[0]);
+	}
+	posix_spawn_file_actions_init(&fa);
+	if (!cmd->inherit_stdin)
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (cmd->log_path)
+		posix_spawn_file_actions_addopen(&fa, 2, cmd->log_path,
+						 O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (capture_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, capture_fd, 1);
+	else if (cmd->out_fd > 0)
+		posix_spawn_file_actions_adddup2(&fa, cmd->out_fd, 1);
+	else if (cmd->log_path)
+		posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	if (cmd->cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, cmd->cwd);
+	err = posix_spawnp(pid, cmd->argv[0], &fa, NULL,
+			   (char *const *)cmd->argv, env ? env : environ);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	if (err)
+		return xk_err(-err, "cannot run %s: %s", cmd->argv[0],
+			      strerror(err));
+	return 0;
+}
+
+int xk_spawn(const struct xk_cmd *cmd, pid_t *pid)
+{
+	if (cmd->capture)
+		return xk_err(-EINVAL, "xk_spawn: capture needs xk_run");
+	return spawn_fd(cmd, -1, pid);
+}
+
+int xk_wait(pid_t pid, pid_t *reaped)
+{
+	int status;
+	pid_t got;
+
+	while ((got = waitpid(pid, &status, 0)) < 0) {
+		if (errno != EINTR)
+			return xk_err(-errno, "waiting for a child: %s",
+				      strerror(errno));
+	}
+	if (reaped)
+		*reaped = got;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return xk_err(-EINTR, "process %d was killed by signal %d", (int)got,
+		      WTERMSIG(status));
+}
+
+void xk_stop(pid_t pid, int sig)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, sig);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Reads fd to its end into a malloc'd, NUL-terminated buffer. */
+static int read_all(int fd, const char *what, char **out)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+
+	for (;;) {
+		ssize_t r;
+
+		if (cap - len < 4096) {
+			char *bigger = realloc(buf, cap * 2 + 8192);
+
+			if (!bigger) {
+				free(buf);
+				return xk_err(-ENOMEM, "the output of %s: out of "
+						       "memory", what);
+			}
+			buf = bigger;
+			cap = cap * 2 + 8192;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return xk_err(-errno, "reading the output of %s: %s", what,
+				      strerror(errno));
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+int xk_run(const struct xk_cmd *cmd)
+{
+	int pipefd[2] = { -1, -1 };
+	char *out = NULL;
+	int err, st;
+	pid_t pid;
+
+	if (cmd->capture && pipe2(pipefd, O_CLOEXEC))
+		return xk_err(-errno, "cannot run %s: %s", cmd->argv[0],
+			      strerror(errno));
+	err = spawn_fd(cmd, pipefd[1], &pid);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (err) {
+		if (pipefd[0] >= 0)
+			close(pipefd[0]);
+		return err;
+	}
+	if (cmd->capture) {
+		err = read_all(pipefd[0], cmd->argv[0], &out);
+		close(pipefd[0]);
+	}
+	st = xk_wait(pid, NULL);
+	if (err || st < 0) {
+		free(out);
+		return err ?: st;
+	}
+	if (cmd->capture)
+		*cmd->capture = out;
+	return st;
+}
+
+int xk_run_step(const char *what, const struct xk_cmd *cmd)
+{
+	char tail[1536] = "";
+	int st = xk_run(cmd);
+
+	if (st == 0)
+		return 0;
+	if (st < 0)
+		return st;
+	if (cmd->log_path)
+		xk_file_tail(cmd->log_path, 6, tail, sizeof(tail));
+	return xk_err(-EIO, "%s failed (%s exited with status %d)%s%s%s%s",
+		      what, cmd->argv[0], st, cmd->log_path ? "; see " : "",
+		      cmd->log_path ? cmd->log_path : "",
+		      tail[0] ? "; last lines:\n" : "", tail);
+}
