@@ -9,9 +9,20 @@
  * the span naming what stopped it: a cap never truncates a result.
  */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stdlib.h>
 
 #include "dataflow.h"
+
+void span_refuse(struct xk_scope_span *sp, const char *fmt, ...)
+{
+	va_list ap;
+
+	sp->cls = XK_SPAN_UNSUPPORTED;
+	va_start(ap, fmt);
+	vsnprintf(sp->why, sizeof(sp->why), fmt, ap);
+	va_end(ap);
+}
 
 /* Where control goes after instruction i, inside the function: 0 to 2. */
 int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2])
@@ -114,10 +125,16 @@ int df_used_width(const struct xk_func_code *code, size_t probe_idx, int reg)
 
 #define MAX_SLOTS 16
 
+struct df_limits df_limits = {
+	.stack_slots = MAX_SLOTS,
+	.exits = XK_MAX_EXITS,
+};
+
 struct taint {
 	uint32_t regs;		/* bit per GPR; bit 16: flags */
 	int nr_slots;
 	int64_t slot[MAX_SLOTS];	/* [rsp + d] or [rbp + d] (d | base<<56) */
+	bool overflow;		/* a slot could not be recorded: refuse */
 };
 
 static int64_t slot_key(const cs_x86_op *op)
@@ -147,8 +164,12 @@ static void slot_set(struct taint *t, int64_t k, bool on)
 			return;
 		}
 	}
-	if (on && t->nr_slots < MAX_SLOTS)
+	if (!on)
+		return;
+	if (t->nr_slots < df_limits.stack_slots && t->nr_slots < MAX_SLOTS)
 		t->slot[t->nr_slots++] = k;
+	else
+		t->overflow = true;
 }
 
 static bool taint_merge(struct taint *into, const struct taint *from)
@@ -156,6 +177,7 @@ static bool taint_merge(struct taint *into, const struct taint *from)
 	bool changed = (into->regs | from->regs) != into->regs;
 
 	into->regs |= from->regs;
+	into->overflow |= from->overflow;
 	for (int i = 0; i < from->nr_slots; i++) {
 		if (!slot_has(into, from->slot[i])) {
 			slot_set(into, from->slot[i], true);
@@ -241,10 +263,18 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 	bool *queued = calloc(n, sizeof(bool)), *in_slice = calloc(n, sizeof(bool));
 	bool *is_exit = calloc(n + 1, sizeof(bool));
 	size_t *queue = calloc(n * 4 + 4, sizeof(size_t)), qh = 0, qt = 0;
-	int err = 0, rounds = 0;
+	/*
+	 * The states only grow (registers and flags, then slots, join by
+	 * union) and an instruction is queued once at a time, so the work is
+	 * at most one round per instruction per growth of its state: past
+	 * that bound the analysis is wrong, and says so.
+	 */
+	size_t rounds = 0, max_rounds = (n + 1) * (18 + MAX_SLOTS);
+	int err = 0, nr_exits = 0;
 
 	if (!in_state || !queued || !in_slice || !is_exit || !queue) {
-		err = -ENOMEM;
+		err = xk_err(-ENOMEM, "safe-span slice of %s: out of memory",
+			     sp->func);
 		goto out;
 	}
 	for (int l = 0; l < sp->nr_locs; l++) {
@@ -259,7 +289,7 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 	}
 	queue[qt++] = probe_idx;
 	queued[probe_idx] = true;
-	while (qh != qt && rounds++ < 200000) {
+	while (qh != qt) {
 		size_t i = queue[qh++ % (n * 4 + 4)];
 		struct taint t = in_state[i];
 		const struct xk_insn *in = &code->insn[i];
@@ -269,8 +299,22 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		queued[i] = false;
 		if (!t.regs && !t.nr_slots)
 			continue;
+		if (++rounds > max_rounds) {
+			span_refuse(sp, "the safe-span slice did not reach its fixed "
+					"point within %zu rounds", max_rounds);
+			err = -ENOTSUP;
+			goto out;
+		}
 		if (taint_step(in, &t, &sp->escapes))
 			in_slice[i] = true;
+		if (t.overflow) {
+			span_refuse(sp, "+0x%lx %s: derived data in more than %d stack "
+					"slots: the safe-span slice would be cut short",
+				    (unsigned long)in->off, in->text,
+				    df_limits.stack_slots);
+			err = -ENOTSUP;
+			goto out;
+		}
 		if (!t.regs && !t.nr_slots) {
 			/* the derived value is dead after this instruction */
 			if (i + 1 <= n)
@@ -312,8 +356,18 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 			break;
 		}
 	}
+	for (size_t i = 0; i <= n; i++)
+		nr_exits += is_exit[i];
+	if (nr_exits > df_limits.exits || nr_exits > XK_MAX_EXITS) {
+		span_refuse(sp, "the safe span has %d exits, more than the %d a "
+				"table may hold", nr_exits,
+			    df_limits.exits < XK_MAX_EXITS ? df_limits.exits :
+							     XK_MAX_EXITS);
+		err = -ENOTSUP;
+		goto out;
+	}
 	sp->nr_exits = 0;
-	for (size_t i = 0; i <= n && sp->nr_exits < XK_MAX_EXITS; i++)
+	for (size_t i = 0; i <= n; i++)
 		if (is_exit[i])
 			sp->exits[sp->nr_exits++] =
 				i < n ? code->insn[i].off : func_size;
@@ -375,7 +429,7 @@ int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp, si
 {
 	size_t n = code->nr, *work, nw = 0;
 	int8_t (*map)[XK_NR_REGS];
-	bool *seen;
+	bool *seen, *queued;
 
 	for (int a = 0; a < XK_MAX_ARGS; a++)
 		sp->arg_reg[a] = -1;
@@ -387,23 +441,28 @@ int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp, si
 	}
 	map = calloc(n, sizeof(*map));
 	seen = calloc(n, sizeof(*seen));
-	work = calloc(n * 2 + 1, sizeof(*work));
-	if (!map || !seen || !work) {
+	queued = calloc(n, sizeof(*queued));
+	/* an instruction is on the work list at most once: n entries */
+	work = calloc(n + 1, sizeof(*work));
+	if (!map || !seen || !queued || !work) {
 		free(map);
 		free(seen);
+		free(queued);
 		free(work);
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "arguments of %s: out of memory", sp->func);
 	}
 	memset(map[0], -1, sizeof(map[0]));
 	for (int a = 0; a < XK_MAX_ARGS; a++)
 		map[0][abi_args[a]] = a;
 	seen[0] = true;
+	queued[0] = true;
 	work[nw++] = 0;
 	while (nw) {
 		size_t i = work[--nw], succ[2];
 		int8_t out[XK_NR_REGS];
 		int ns;
 
+		queued[i] = false;
 		memcpy(out, map[i], sizeof(out));
 		args_step(&code->insn[i], i == 0 || (i == 1 &&
 			  code->insn[0].id == X86_INS_ENDBR64), out);
@@ -424,8 +483,10 @@ int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp, si
 				}
 			}
 			/* a value only loses information: this terminates */
-			if (changed && nw < n * 2)
+			if (changed && !queued[t]) {
+				queued[t] = true;
 				work[nw++] = t;
+			}
 		}
 	}
 	if (seen[probe]) {
@@ -443,6 +504,7 @@ int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp, si
 	}
 	free(map);
 	free(seen);
+	free(queued);
 	free(work);
 	return 0;
 }

@@ -6,6 +6,20 @@
 #include "object.h"
 #include "xk/scope.h"
 
+/*
+ * The limits of the analyses here; reaching one refuses the span with a
+ * reason naming it. The unit tests lower them to hit each with a golden case.
+ */
+struct df_limits {
+	int stack_slots;	/* stack slots holding derived data at once */
+	int exits;		/* exits of a safe span (at most XK_MAX_EXITS) */
+};
+extern struct df_limits df_limits;
+
+/* Marks a span unsupported with the reason. */
+void span_refuse(struct xk_scope_span *sp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Where control goes after instruction i, inside the function: 0 to 2. */
 int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2]);
 /* How many low bits of reg the code from probe_idx on reads (8 to 64). */

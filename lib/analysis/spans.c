@@ -143,18 +143,6 @@ static int find_seeds(struct func_ctx *c, bool *other_diff)
 	return nr;
 }
 
-static void span_why(struct xk_scope_span *sp, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void span_why(struct xk_scope_span *sp, const char *fmt, ...)
-{
-	va_list ap;
-
-	sp->cls = XK_SPAN_UNSUPPORTED;
-	va_start(ap, fmt);
-	vsnprintf(sp->why, sizeof(sp->why), fmt, ap);
-	va_end(ap);
-}
-
 /* Runs [start, end] of code; the seeds' immediates become parameters. */
 static int run_span(const struct xk_func_code *code, const bool *seed,
 		    size_t start, size_t end, struct sx_state *s)
@@ -195,7 +183,7 @@ static int grow_span(struct func_ctx *c, struct span_work *w,
 		int err = run_span(&c->base, c->seed, w->start, w->end, &w->s);
 
 		if (err == -ENOTSUP) {
-			span_why(sp, "symbolic execution: %s", w->s.why);
+			span_refuse(sp, "symbolic execution: %s", w->s.why);
 			if (!w->s.flags_read_first)
 				return -ENOTSUP;
 		} else if (err) {
@@ -205,7 +193,7 @@ static int grow_span(struct func_ctx *c, struct span_work *w,
 		}
 		if (c->leader[w->start] || w->start == 0) {
 			if (!sp->why[0])
-				span_why(sp, "an input of the span is overwritten "
+				span_refuse(sp, "an input of the span is overwritten "
 					     "inside it and is set before its "
 					     "basic block");
 			return -ENOTSUP;
@@ -214,7 +202,7 @@ static int grow_span(struct func_ctx *c, struct span_work *w,
 		w->start--;
 		sp->why[0] = '\0';
 	}
-	span_why(sp, "the span would grow too long");
+	span_refuse(sp, "the span would grow too long");
 	return -ENOTSUP;
 }
 
@@ -240,7 +228,7 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 		struct xk_scope_loc *l = &sp->locs[sp->nr_locs];
 
 		if (s->st_base < XK_NR_REGS && s->reg_written[s->st_base]) {
-			span_why(sp, "the store's base register changes in the span");
+			span_refuse(sp, "the store's base register changes in the span");
 			return -ENOTSUP;
 		}
 		l->kind = XK_LOC_MEM;
@@ -254,7 +242,7 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 		if (!s->reg_written[r] || !sx_uses_params(s->reg[r]))
 			continue;
 		if (sp->nr_locs == XK_MAX_LOCS) {
-			span_why(sp, "more than %d locations carry the value",
+			span_refuse(sp, "more than %d locations carry the value",
 				 XK_MAX_LOCS);
 			return -ENOTSUP;
 		}
@@ -265,7 +253,7 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 	if (fl && sx_uses_params(fl) && next < c->base.nr &&
 	    reads_flags(&c->base.insn[next])) {
 		if (sp->nr_locs == XK_MAX_LOCS) {
-			span_why(sp, "more than %d locations carry the value",
+			span_refuse(sp, "more than %d locations carry the value",
 				 XK_MAX_LOCS);
 			return -ENOTSUP;
 		}
@@ -274,7 +262,7 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 		w->loc_expr[sp->nr_locs++] = fl;
 	}
 	if (!sp->nr_locs) {
-		span_why(sp, "the span leaves no live register, flag or store "
+		span_refuse(sp, "the span leaves no live register, flag or store "
 			     "derived from the constant");
 		return -ENOTSUP;
 	}
@@ -290,107 +278,107 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 }
 
 /*
+ * immediate = a*N + b for baseline instruction i (whose immediate is y0 at
+ * the default), from the two fit variants: the first gives a, the second
+ * must agree at the immediate's width. The one fit of the analysis.
+ * -ENOENT (with the reason) when the instruction changes form in a fit
+ * variant, -ENOTSUP when its immediate is not affine in N.
+ */
+static int fit_immediate(const struct func_ctx *c, size_t i, int64_t y0,
+			 unsigned int width, int64_t fit[2],
+			 struct xk_scope_span *sp)
+{
+	const struct gen_input *in = c->in;
+	const struct xk_insn *bi = &c->base.insn[i];
+	int64_t y[GEN_FIT_VARIANTS], x0 = in->def, dx, dy, a, b;
+	uint64_t m = xk_mask(width ? width : 64);
+
+	for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+		ssize_t j = c->match[v][i];
+
+		if (j < 0 || !insn_value(&c->var[v].insn[j], &y[v])) {
+			span_refuse(sp, "+0x%lx %s: the instruction changes shape with "
+				     "N=%lld; no linear fit", (unsigned long)bi->off,
+				 bi->text, (long long)in->variant[v].value);
+			return -ENOENT;
+		}
+	}
+	dx = in->variant[0].value - x0;
+	dy = y[0] - y0;
+	if (!dx || dy % dx) {
+		span_refuse(sp, "+0x%lx %s: immediate %lld -> %lld for N %lld -> %lld is "
+			     "not a*N+b with integer a: not affine in N (e.g. a "
+			     "division turned into a multiply)",
+			 (unsigned long)bi->off, bi->text, (long long)y0,
+			 (long long)y[0], (long long)x0,
+			 (long long)in->variant[0].value);
+		return -ENOTSUP;
+	}
+	a = dy / dx;
+	b = y0 - a * x0;
+	for (int v = 1; v < GEN_FIT_VARIANTS; v++) {
+		if (((uint64_t)(a * in->variant[v].value + b) & m) !=
+		    ((uint64_t)y[v] & m)) {
+			span_refuse(sp, "+0x%lx %s: not affine in N (%lld at N=%lld, the "
+				     "fit says %lld): e.g. a division turned into a "
+				     "multiply", (unsigned long)bi->off, bi->text,
+				 (long long)y[v], (long long)in->variant[v].value,
+				 (long long)(a * in->variant[v].value + b));
+			return -ENOTSUP;
+		}
+	}
+	/* b as the signed immediate of its width (and eax, -N: b = 0) */
+	if (width && width < 64)
+		b = xk_signed((uint64_t)b, width);
+	fit[0] = a;
+	fit[1] = b;
+	return 0;
+}
+
+/*
  * Every seed's immediate must be a*N + b before anything else is worth
- * doing: a division turned into a multiply is refused here, by name.
+ * doing: a division turned into a multiply is refused here, by name. A
+ * seed that changes form is left to the span's own fit (fit_params).
  */
 static int precheck_fit(struct func_ctx *c, size_t start, size_t end,
 			struct xk_scope_span *sp)
 {
-	const struct gen_input *in = c->in;
-
 	for (size_t i = start; i <= end; i++) {
-		int64_t y0, y[GEN_FIT_VARIANTS], a, dx, dy;
-		uint64_t m;
+		int64_t y0, fit[2];
+		int err;
 
 		if (!c->seed[i] || !insn_value(&c->base.insn[i], &y0))
 			continue;
-		for (int v = 0; v < GEN_FIT_VARIANTS; v++)
-			if (!insn_value(&c->var[v].insn[c->match[v][i]], &y[v]))
-				return 0;	/* the full fit reports it */
-		m = xk_mask(c->base.insn[i].x86.operands[0].size * 8 ?: 64);
-		dx = in->variant[0].value - in->def;
-		dy = y[0] - y0;
-		if (!dx || dy % dx) {
-			span_why(sp, "+0x%lx %s: the immediate %lld -> %lld for N %lld -> "
-				     "%lld is not a*N+b: not affine in N (e.g. a "
-				     "division turned into a multiply)",
-				 (unsigned long)c->base.insn[i].off, c->base.insn[i].text,
-				 (long long)y0, (long long)y[0], (long long)in->def,
-				 (long long)in->variant[0].value);
-			return -ENOTSUP;
+		err = fit_immediate(c, i, y0,
+				    c->base.insn[i].x86.operands[0].size * 8, fit, sp);
+		if (err == -ENOENT) {
+			sp->why[0] = '\0';
+			return 0;
 		}
-		a = dy / dx;
-		if (((uint64_t)(y0 + a * (in->variant[1].value - in->def)) & m) !=
-		    ((uint64_t)y[1] & m)) {
-			span_why(sp, "+0x%lx %s: %lld at N=%lld where a*N+b gives %lld: "
-				     "not affine in N (e.g. a division turned into "
-				     "a multiply)",
-				 (unsigned long)c->base.insn[i].off, c->base.insn[i].text,
-				 (long long)y[1], (long long)in->variant[1].value,
-				 (long long)(y0 + a * (in->variant[1].value - in->def)));
-			return -ENOTSUP;
-		}
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
-/* immediate = a*N + b, from the baseline and the two fit variants. */
+/* The fit of every parameter (seed immediate) of the span. */
 static int fit_params(struct func_ctx *c, struct span_work *w,
 		      struct xk_scope_span *sp)
 {
-	const struct gen_input *in = c->in;
 	struct sx_state *s = &w->s;
 
 	sp->nr_params = s->nr_params;
 	for (int k = 0; k < s->nr_params; k++) {
 		ssize_t i = xk_code_index(&c->base, s->param_off[k]);
-		int64_t y0 = s->param_imm[k], y[GEN_FIT_VARIANTS];
-		int64_t x0 = in->def, dx, dy, a, b;
-		uint64_t m = xk_mask(s->param_width[k] ? s->param_width[k] : 64);
 
-		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
-			ssize_t j = i >= 0 ? c->match[v][i] : -1;
-
-			if (j < 0 || !insn_value(&c->var[v].insn[j], &y[v])) {
-				span_why(sp, "+0x%lx %s: the instruction changes "
-					     "shape with N=%lld; no linear fit",
-					 (unsigned long)s->param_off[k],
-					 c->base.insn[i].text,
-					 (long long)in->variant[v].value);
-				return -ENOTSUP;
-			}
-		}
-		dx = in->variant[0].value - x0;
-		dy = y[0] - y0;
-		if (!dx || dy % dx) {
-			span_why(sp, "+0x%lx %s: immediate %lld -> %lld for N %lld "
-				     "-> %lld is not a*N+b with integer a",
-				 (unsigned long)s->param_off[k],
-				 c->base.insn[i].text, (long long)y0,
-				 (long long)y[0], (long long)x0,
-				 (long long)in->variant[0].value);
+		if (i < 0) {
+			span_refuse(sp, "+0x%lx: a seed is not an instruction of the "
+				     "baseline", (unsigned long)s->param_off[k]);
 			return -ENOTSUP;
 		}
-		a = dy / dx;
-		b = y0 - a * x0;
-		for (int v = 1; v < GEN_FIT_VARIANTS; v++) {
-			if (((uint64_t)(a * in->variant[v].value + b) & m) !=
-			    ((uint64_t)y[v] & m)) {
-				span_why(sp, "+0x%lx %s: not affine in N (%lld at "
-					     "N=%lld, the fit says %lld): e.g. a "
-					     "division turned into a multiply",
-					 (unsigned long)s->param_off[k],
-					 c->base.insn[i].text, (long long)y[v],
-					 (long long)in->variant[v].value,
-					 (long long)(a * in->variant[v].value + b));
-				return -ENOTSUP;
-			}
-		}
-		/* b as the signed immediate of its width (and eax, -N: b = 0) */
-		if (s->param_width[k] && s->param_width[k] < 64)
-			b = xk_signed((uint64_t)b, s->param_width[k]);
-		sp->fit[k][0] = a;
-		sp->fit[k][1] = b;
+		if (fit_immediate(c, i, s->param_imm[k], s->param_width[k],
+				  sp->fit[k], sp))
+			return -ENOTSUP;
 	}
 	return 0;
 }
@@ -420,12 +408,13 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 	 * instruction before it, which does not */
 	if (vs < 0 && w->start > 0 && c->match[v][w->start - 1] >= 0)
 		vs = c->match[v][w->start - 1] + 1;
+	struct sx_prog at_probe_prog[XK_NR_REGS] = { { 0 } };
 	struct sx_state vsx;
 	uint64_t st = 0x9e3779b97f4a7c15ULL;
 	int err;
 
 	if (vs < 0 || ve < 0 || ve <= vs) {
-		span_why(sp, "check with N=%lld: the span cannot be found in "
+		span_refuse(sp, "check with N=%lld: the span cannot be found in "
 			     "that build", (long long)n);
 		return -ENOTSUP;
 	}
@@ -434,12 +423,23 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 	for (ssize_t i = vs; i < ve && !err; i++)
 		err = sx_step(&vsx, &vc->insn[i], false);
 	if (err) {
-		span_why(sp, "check with N=%lld: %s", (long long)n, vsx.why);
+		span_refuse(sp, "check with N=%lld: %s", (long long)n, vsx.why);
 		sx_free(&vsx);
 		return -ENOTSUP;
 	}
+	/* the program sees the baseline's registers at the probe point */
+	for (int r = 0; r < XK_NR_REGS && !err; r++)
+		err = sx_prog_compile(w->s.reg[r], w->s.param_imm, w->s.nr_params,
+				      &at_probe_prog[r]);
+	if (err) {
+		span_refuse(sp, "check with N=%lld: a register at the probe point has "
+			     "an expression past the analysis' limit of %d nodes",
+			 (long long)n, SX_PROG_MAX_NODES);
+		err = -ENOTSUP;
+	}
 	for (int l = 0; l < sp->nr_locs && !err; l++) {
 		const struct xk_scope_loc *loc = &sp->locs[l];
+		struct sx_prog want_prog;
 		struct sx *ve_expr;
 
 		if (loc->kind == XK_LOC_MEM)
@@ -449,16 +449,23 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 		else
 			ve_expr = vsx.reg[loc->kind];
 		if (!ve_expr) {
-			span_why(sp, "check with N=%lld: %s is not set by that "
+			span_refuse(sp, "check with N=%lld: %s is not set by that "
 				     "build's span", (long long)n,
 				 loc->kind == XK_LOC_MEM ? "the memory location" :
 				 xk_reg_name(loc->kind));
 			err = -ENOTSUP;
 			break;
 		}
+		if (sx_prog_compile(ve_expr, NULL, 0, &want_prog)) {
+			span_refuse(sp, "check with N=%lld: that build's %s has an "
+				     "expression past the analysis' limit of %d nodes",
+				 (long long)n, xk_reg_name(loc->kind),
+				 SX_PROG_MAX_NODES);
+			err = -ENOTSUP;
+			break;
+		}
 		for (int t = 0; t < 256; t++) {
-			uint64_t regs[XK_NR_REGS];
-			__u64 at_probe[XK_NR_REGS];
+			__u64 regs[XK_NR_REGS], at_probe[XK_NR_REGS];
 			uint64_t want, got;
 
 			for (int r = 0; r < XK_NR_REGS; r++) {
@@ -472,10 +479,9 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 				else
 					regs[r] = x;
 			}
-			/* the program sees the baseline's registers at the probe */
 			for (int r = 0; r < XK_NR_REGS; r++)
-				at_probe[r] = sx_eval(w->s.reg[r], regs, w->s.param_imm);
-			want = sx_eval(ve_expr, regs, NULL);
+				at_probe[r] = sx_prog_eval(&at_probe_prog[r], regs);
+			want = sx_prog_eval(&want_prog, regs);
 			got = xk_expr_eval(&loc->expr, at_probe, n);
 			if (loc->kind == XK_LOC_FLAGS) {
 				want &= XK_EFLAGS_ARITH;
@@ -486,7 +492,7 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 				got &= xk_mask(loc->width);
 			}
 			if (want != got) {
-				span_why(sp, "check with N=%lld: the fitted %s is "
+				span_refuse(sp, "check with N=%lld: the fitted %s is "
 					     "%#llx where that build computes "
 					     "%#llx", (long long)n,
 					 xk_reg_name(loc->kind),
@@ -496,7 +502,10 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 				break;
 			}
 		}
+		sx_prog_free(&want_prog);
 	}
+	for (int r = 0; r < XK_NR_REGS; r++)
+		sx_prog_free(&at_probe_prog[r]);
 	sx_free(&vsx);
 	return err;
 }
@@ -509,7 +518,7 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 		int err;
 
 		if (w->inverse && loc->kind >= XK_NR_REGS) {
-			span_why(sp, "the span overwrites its own input and the "
+			span_refuse(sp, "the span overwrites its own input and the "
 				     "value reaches %s", loc->kind == XK_LOC_MEM ?
 				     "memory" : "the flags");
 			return -ENOTSUP;
@@ -521,12 +530,12 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 			err = sx_compile(w->loc_expr[l], sp->fit, &loc->expr);
 
 		if (err == -ENOTSUP) {
-			span_why(sp, "the value of %s depends on memory read in the span",
+			span_refuse(sp, "the value of %s depends on memory read in the span",
 				 xk_reg_name(sp->locs[l].kind));
 			return err;
 		}
 		if (err) {
-			span_why(sp, "the expression of %s is too long for the runtime",
+			span_refuse(sp, "the expression of %s is too long for the runtime",
 				 xk_reg_name(sp->locs[l].kind));
 			return -ENOTSUP;
 		}
@@ -555,11 +564,11 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 	uint64_t win_end;
 
 	if (p >= c->base.nr) {
-		span_why(sp, "the span ends the function");
+		span_refuse(sp, "the span ends the function");
 		return -ENOTSUP;
 	}
 	if (c->target[p]) {
-		span_why(sp, "the probe point +0x%lx is also a branch target",
+		span_refuse(sp, "the probe point +0x%lx is also a branch target",
 			 (unsigned long)c->base.insn[p].off);
 		return -ENOTSUP;
 	}
@@ -568,7 +577,7 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 	sp->probe = pi->off;
 	sp->expect_len = pi->off + pi->len - sp->start;
 	if (sp->expect_len > XK_MAX_EXPECT) {
-		span_why(sp, "the span is longer than %d bytes", XK_MAX_EXPECT);
+		span_refuse(sp, "the span is longer than %d bytes", XK_MAX_EXPECT);
 		return -ENOTSUP;
 	}
 	memcpy(sp->expect, xk_func_bytes(c->fb) + sp->start, sp->expect_len);
@@ -620,7 +629,7 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	if (inverse) {
 		err = run_span(&c->base, c->seed, start, end, &w.s);
 		if (err == -ENOTSUP)
-			span_why(sp, "symbolic execution: %s", w.s.why);
+			span_refuse(sp, "symbolic execution: %s", w.s.why);
 		else if (!err && w.s.flags_read_first)
 			err = -ENOTSUP;
 	} else {
@@ -705,7 +714,7 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 
 		/* the code moved, but no immediate carries the constant */
 		if (other_diff && !add_span(t, in, fb, &sp)) {
-			span_why(sp, "the code changes with the constant but no "
+			span_refuse(sp, "the code changes with the constant but no "
 				     "immediate carries it (a different instruction "
 				     "form or schedule)");
 		}
@@ -806,7 +815,7 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 			/* inlined or dropped in some build: nothing to align */
 			err = add_span(t, in, f, &sp);
 			if (!err) {
-				span_why(sp, "the function does not exist in every build "
+				span_refuse(sp, "the function does not exist in every build "
 					     "(inlined or removed with another value)");
 			}
 		} else if (!same) {

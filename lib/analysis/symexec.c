@@ -17,13 +17,22 @@
 
 /* ---- expression nodes ---- */
 
+size_t sx_pool_nodes = SX_POOL_NODES;
+
 static struct sx *node(struct sx_state *s, enum sx_kind k, int width,
 		       struct sx *a, struct sx *b)
 {
 	struct sx *e;
 
-	if (s->pool_used == s->pool_size)
-		return NULL;
+	if (s->pool_used == s->pool_size) {
+		/* never NULL: the step finishes on a harmless node and
+		 * sx_step() refuses it, naming the limit */
+		s->exhausted = true;
+		memset(&s->poison, 0, sizeof(s->poison));
+		s->poison.kind = SX_UNKNOWN;
+		s->poison.width = 64;
+		return &s->poison;
+	}
 	e = &s->pool[s->pool_used++];
 	memset(e, 0, sizeof(*e));
 	e->kind = k;
@@ -45,10 +54,10 @@ static struct sx *cnst(struct sx_state *s, int width, int64_t v)
 int sx_init(struct sx_state *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->pool_size = 4096;
+	s->pool_size = sx_pool_nodes;
 	s->pool = calloc(s->pool_size, sizeof(*s->pool));
 	if (!s->pool)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "symbolic execution: out of memory");
 	for (int r = 0; r < XK_NR_REGS; r++) {
 		s->reg[r] = node(s, SX_REG, 64, NULL, NULL);
 		s->reg[r]->reg = r;
@@ -67,7 +76,8 @@ void sx_free(struct sx_state *s)
 static int unsupported(struct sx_state *s, const struct xk_insn *in,
 		       const char *why)
 {
-	snprintf(s->why, sizeof(s->why), "+0x%lx %s: %s",
+	/* the instruction's text is cut, the reason never */
+	snprintf(s->why, sizeof(s->why), "+0x%lx %.60s: %s",
 		 (unsigned long)in->off, in->text, why);
 	return -ENOTSUP;
 }
@@ -290,7 +300,23 @@ struct sx *sx_flags(struct sx_state *s)
 
 /* ---- instructions ---- */
 
+static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed);
+
 int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
+{
+	int err;
+
+	if (s->pool_used + SX_STEP_MAX_NODES > s->pool_size)
+		return unsupported(s, in, "the span needs more expression nodes "
+				   "than the model's pool holds");
+	err = step(s, in, is_seed);
+	if (!err && s->exhausted)
+		return unsupported(s, in, "one instruction needed more than "
+				   XK_STR(SX_STEP_MAX_NODES) " expression nodes");
+	return err;
+}
+
+static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 {
 	const cs_x86 *x = &in->x86;
 	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
@@ -299,8 +325,6 @@ int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 	int w = o0->size * 8;
 	enum sx_kind k;
 
-	if (s->pool_used + 64 > s->pool_size)
-		return unsupported(s, in, "span too long for the model");
 	switch (in->id) {
 	case X86_INS_NOP:
 	case X86_INS_ENDBR64:
@@ -507,50 +531,18 @@ binop:
 
 /* ---- evaluation, compilation, printing ---- */
 
-uint64_t sx_eval(const struct sx *e, const uint64_t *regs, const int64_t *params)
-{
-	unsigned int w = e->width;
-	uint64_t m = xk_mask(w), a = 0, b = 0, r = 0;
+/* A program being compiled: into a table's struct xk_expr, or larger. */
+struct sx_out {
+	struct xk_expr_insn *insn;
+	uint32_t len, cap;
+};
 
-	if (e->a)
-		a = sx_eval(e->a, regs, params);
-	if (e->b)
-		b = sx_eval(e->b, regs, params);
-	switch (e->kind) {
-	case SX_CONST: r = (uint64_t)e->v; break;
-	case SX_REG: r = regs[e->reg]; break;
-	case SX_PARAM: r = (uint64_t)params[e->param]; break;
-	case SX_UNKNOWN: r = 0xdeadbeefdeadbeefULL; break;
-	case SX_ADD: r = a + b; break;
-	case SX_SUB: r = a - b; break;
-	case SX_AND: r = a & b; break;
-	case SX_OR: r = a | b; break;
-	case SX_XOR: r = a ^ b; break;
-	case SX_MUL: r = a * b; break;
-	case SX_SHL: r = (b & 63) >= w ? 0 : a << (b & 63); break;
-	case SX_SHR: r = (b & 63) >= w ? 0 : (a & m) >> (b & 63); break;
-	case SX_SAR: r = (uint64_t)(xk_signed(a, w) >> ((b & 63) >= w ? w - 1 : (b & 63))); break;
-	case SX_NEG: r = -a; break;
-	case SX_NOT: r = ~a; break;
-	case SX_SEXT: r = (uint64_t)xk_signed(a, (unsigned int)e->v); break;
-	case SX_LTU: r = (a & m) < (b & m); break;
-	case SX_LTS: r = xk_signed(a, w) < xk_signed(b, w); break;
-	case SX_EQ: r = (a & m) == (b & m); break;
-	case SX_SELECT:
-		r = (sx_eval(e->c, regs, params) & 1) ? a : b;
-		break;
-	case SX_FLAGS_SUB: return xk_flags_sub(a, b, w);
-	case SX_FLAGS_LOGIC: return xk_flags_logic(a, b, w);
-	}
-	return r & m;
-}
-
-static int emit(struct xk_expr *out, int op, int width, int reg, int64_t imm,
+static int emit(struct sx_out *out, int op, int width, int reg, int64_t imm,
 		int64_t imm2)
 {
 	struct xk_expr_insn *in;
 
-	if (out->len == XK_EXPR_MAX_INSNS)
+	if (out->len == out->cap)
 		return -E2BIG;
 	in = &out->insn[out->len++];
 	memset(in, 0, sizeof(*in));
@@ -562,9 +554,15 @@ static int emit(struct xk_expr *out, int op, int width, int reg, int64_t imm,
 	return 0;
 }
 
-/* mode: 0 as is; 1 leaves read as 0; 2 also parameters at N = def */
+/*
+ * mode: COMPILE_AS_IS; COMPILE_LEAVES_ZERO (registers read as 0); or
+ * COMPILE_AT_DEF (also parameters at N = def); COMPILE_EVAL (unknown
+ * memory reads as a fixed pattern, for evaluation during the analysis).
+ */
+enum { COMPILE_AS_IS, COMPILE_LEAVES_ZERO, COMPILE_AT_DEF, COMPILE_EVAL };
+
 static int compile(const struct sx *e, const int64_t (*fit)[2],
-		   struct xk_expr *out, int mode, int64_t def)
+		   struct sx_out *out, int mode, int64_t def)
 {
 	static const int ops[] = {
 		[SX_ADD] = XK_OP_ADD, [SX_SUB] = XK_OP_SUB, [SX_AND] = XK_OP_AND,
@@ -581,16 +579,19 @@ static int compile(const struct sx *e, const int64_t (*fit)[2],
 	case SX_CONST:
 		return emit(out, XK_OP_CONST, e->width, 0, e->v, 0);
 	case SX_REG:
-		if (mode)
+		if (mode == COMPILE_LEAVES_ZERO || mode == COMPILE_AT_DEF)
 			return emit(out, XK_OP_CONST, e->width, 0, 0, 0);
 		return emit(out, XK_OP_REG, e->width, e->reg, 0, 0);
 	case SX_PARAM:
-		if (mode == 2)
+		if (mode == COMPILE_AT_DEF)
 			return emit(out, XK_OP_CONST, e->width, 0,
 				    fit[e->param][0] * def + fit[e->param][1], 0);
 		return emit(out, XK_OP_PARAM, e->width, 0, fit[e->param][0],
 			    fit[e->param][1]);
 	case SX_UNKNOWN:
+		if (mode == COMPILE_EVAL)
+			return emit(out, XK_OP_CONST, e->width, 0,
+				    (int64_t)0xdeadbeefdeadbeefULL, 0);
 		return -ENOTSUP;
 	default:
 		break;
@@ -606,14 +607,17 @@ static int compile(const struct sx *e, const int64_t (*fit)[2],
 
 int sx_compile(const struct sx *e, const int64_t (*fit)[2], struct xk_expr *out)
 {
+	struct sx_out o;
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (mentions(e, SX_UNKNOWN))
 		return -ENOTSUP;
-	err = compile(e, fit, out, 0, 0);
+	o = (struct sx_out){ out->insn, 0, XK_EXPR_MAX_INSNS };
+	err = compile(e, fit, &o, COMPILE_AS_IS, 0);
+	out->len = o.len;
 	if (!err && xk_expr_validate(out))
-		err = -EINVAL;
+		err = -E2BIG;	/* deeper than the runtime's stack */
 	return err;
 }
 
@@ -629,17 +633,78 @@ int sx_compile_inverse(const struct sx *e, const int64_t (*fit)[2], int64_t def,
 {
 	int err;
 
+	struct sx_out o = { out->insn, 0, XK_EXPR_MAX_INSNS };
+
 	memset(out, 0, sizeof(*out));
 	if (mentions(e, SX_UNKNOWN))
 		return -ENOTSUP;
-	err = emit(out, XK_OP_REG, width, loc, 0, 0) ?:
-	      compile(e, fit, out, 1, def) ?:
-	      compile(e, fit, out, 2, def) ?:
-	      emit(out, XK_OP_SUB, width, 0, 0, 0) ?:
-	      emit(out, XK_OP_ADD, width, 0, 0, 0);
+	err = emit(&o, XK_OP_REG, width, loc, 0, 0) ?:
+	      compile(e, fit, &o, COMPILE_LEAVES_ZERO, def) ?:
+	      compile(e, fit, &o, COMPILE_AT_DEF, def) ?:
+	      emit(&o, XK_OP_SUB, width, 0, 0, 0) ?:
+	      emit(&o, XK_OP_ADD, width, 0, 0, 0);
+	out->len = o.len;
 	if (!err && xk_expr_validate(out))
-		err = -EINVAL;
+		err = -E2BIG;	/* deeper than the runtime's stack */
 	return err;
+}
+
+/* Nodes of an expression (shared nodes counted each time they are used). */
+static size_t tree_size(const struct sx *e)
+{
+	size_t n;
+
+	if (!e)
+		return 0;
+	n = 1 + tree_size(e->a);
+	if (n <= SX_PROG_MAX_NODES)
+		n += tree_size(e->b);
+	if (n <= SX_PROG_MAX_NODES)
+		n += tree_size(e->c);
+	return n;	/* past the limit: any value above it */
+}
+
+int sx_prog_compile(const struct sx *e, const int64_t *params, int nr_params,
+		    struct sx_prog *p)
+{
+	int64_t fit[XK_MAX_PARAMS][2] = { { 0 } };
+	struct sx_out o;
+	size_t n = tree_size(e);
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	if (nr_params > XK_MAX_PARAMS || n > SX_PROG_MAX_NODES)
+		return -E2BIG;
+	/* a parameter evaluates to its immediate: 0 * N + imm */
+	for (int k = 0; k < nr_params; k++)
+		fit[k][1] = params[k];
+	p->insn = calloc(n, sizeof(*p->insn));
+	p->stack = calloc(n, sizeof(*p->stack));
+	if (!p->insn || !p->stack) {
+		sx_prog_free(p);
+		return xk_err(-ENOMEM, "symbolic execution: out of memory");
+	}
+	o = (struct sx_out){ p->insn, 0, (uint32_t)n };
+	err = compile(e, (const int64_t (*)[2])fit, &o, COMPILE_EVAL, 0);
+	p->len = o.len;
+	/* a tree's postfix program never needs more stack than it has nodes */
+	if (!err && xk_prog_validate(p->insn, p->len, (uint32_t)n, (uint32_t)n))
+		err = -EINVAL;
+	if (err)
+		sx_prog_free(p);
+	return err;
+}
+
+uint64_t sx_prog_eval(const struct sx_prog *p, const __u64 *regs)
+{
+	return xk_prog_run(p->insn, p->len, p->stack, regs, 0);
+}
+
+void sx_prog_free(struct sx_prog *p)
+{
+	free(p->insn);
+	free(p->stack);
+	memset(p, 0, sizeof(*p));
 }
 
 void sx_print(const struct sx *e, char *buf, size_t size)

@@ -25,7 +25,16 @@ struct sx {
 	struct sx *a, *b, *c;
 };
 
-#define XK_MAX_PARAMS 8
+
+/*
+ * Expression nodes: a run may use sx_pool_nodes (SX_POOL_NODES; the unit
+ * tests lower it to hit the limit); before each instruction at least
+ * SX_STEP_MAX_NODES must be left (the most one instruction makes, with room
+ * to spare). Either limit refuses the span, naming it.
+ */
+#define SX_POOL_NODES 4096
+#define SX_STEP_MAX_NODES 64
+extern size_t sx_pool_nodes;
 
 /* The state of a straight-line run of instructions. */
 struct sx_state {
@@ -55,6 +64,8 @@ struct sx_state {
 	/* arena */
 	struct sx *pool;
 	size_t pool_used, pool_size;
+	bool exhausted;			/* the pool ran out inside a step */
+	struct sx poison;		/* what node() gives then */
 };
 
 int sx_init(struct sx_state *s);
@@ -70,8 +81,26 @@ bool sx_uses_params(const struct sx *e);
 int sx_compile(const struct sx *e, const int64_t (*fit)[2], struct xk_expr *out);
 int sx_compile_inverse(const struct sx *e, const int64_t (*fit)[2], int64_t def,
 		       int loc, int width, struct xk_expr *out);
-/* Concrete value with given leaf registers and parameter values. */
-uint64_t sx_eval(const struct sx *e, const uint64_t *regs, const int64_t *params);
+/*
+ * An expression compiled for evaluation in the analysis: the same update
+ * program (and the one evaluator, xk_prog_run of xk/abi/xk_expr.h) as the
+ * runtime runs, without the runtime's size limits; parameters are the seed
+ * immediates, unknown memory a fixed pattern.
+ */
+/* the most nodes an evaluated expression may unfold to (a DAG as a tree) */
+#define SX_PROG_MAX_NODES (1 << 20)
+
+struct sx_prog {
+	struct xk_expr_insn *insn;
+	uint32_t len;
+	__u64 *stack;
+};
+
+int sx_prog_compile(const struct sx *e, const int64_t *params, int nr_params,
+		    struct sx_prog *p);
+/* Its value with the given registers at the start of the run. */
+uint64_t sx_prog_eval(const struct sx_prog *p, const __u64 *regs);
+void sx_prog_free(struct sx_prog *p);
 void sx_print(const struct sx *e, char *buf, size_t size);
 
 #endif

@@ -14,6 +14,8 @@
 #include "banned.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define XK_STR_(x) #x
+#define XK_STR(x) XK_STR_(x)
 #define __printf(a, b) __attribute__((format(printf, a, b)))
 
 /*

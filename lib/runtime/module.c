@@ -38,34 +38,32 @@ static int ioctl_err(const char *what, const char *error)
 /*
  * Functions whose name the kernel has more than once (static functions of
  * several files): every copy's address, for the module to choose by bytes.
+ * A name with more copies than the ABI carries is refused, not cut short.
  */
-static void add_candidates(struct xk_ioc_span *spans, int n)
+static int add_candidates(struct xk_ioc_span *spans, int n)
 {
-	char *text, *line;
+	struct xk_kallsyms ks;
+	int err = xk_kallsyms_read("/proc/kallsyms", true, &ks);
 
-	if (xk_read_file("/proc/kallsyms", &text, NULL))
-		return;
-	for (line = text; *line;) {
-		char *end = strchrnul(line, '\n'), *name;
-		unsigned long long addr = strtoull(line, &name, 16);
-		bool last = !*end;
+	if (err)
+		return err;
+	for (int i = 0; i < n && !err; i++) {
+		const struct xk_ksym *first;
+		size_t nr = xk_kallsyms_lookup(&ks, spans[i].func, &first);
 
-		*end = '\0';
-		if (name[0] == ' ' && (name[1] == 't' || name[1] == 'T') && name[2] == ' ') {
-			name += 3;
-			name[strcspn(name, " \t")] = '\0';
-			for (int i = 0; i < n; i++)
-				if (!strcmp(spans[i].func, name) &&
-				    spans[i].nr_cands < XK_MAX_CANDS)
-					spans[i].cands[spans[i].nr_cands++] = addr;
+		if (nr > XK_MAX_CANDS) {
+			err = xk_err(-E2BIG, "%s: the kernel has %zu functions of this "
+					     "name, more than the %d a table may name",
+				     spans[i].func, nr, XK_MAX_CANDS);
+			break;
 		}
-		line = last ? end : end + 1;
+		/* a unique name: the module resolves it itself */
+		spans[i].nr_cands = nr < 2 ? 0 : (__u32)nr;
+		for (size_t k = 0; k < nr && nr >= 2; k++)
+			spans[i].cands[k] = first[k].addr;
 	}
-	free(text);
-	/* a unique name: the module resolves it itself */
-	for (int i = 0; i < n; i++)
-		if (spans[i].nr_cands < 2)
-			spans[i].nr_cands = 0;
+	xk_kallsyms_free(&ks);
+	return err;
 }
 
 static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
@@ -83,7 +81,7 @@ static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 			      (long long)t->max);
 	spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*spans));
 	if (!spans)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", t->constant);
 	for (int i = 0; i < t->nr_spans; i++)
 		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED)
 			xk_scope_span_to_ioc(&t->spans[i], &spans[n++]);
@@ -101,9 +99,13 @@ static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	 * /proc/kallsyms costs more than the rest of a load */
 	for (int i = 0; i < t->nr_spans; i++) {
 		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED && t->spans[i].copies != 1) {
-			add_candidates(spans, n);
+			err = add_candidates(spans, n);
 			break;
 		}
+	}
+	if (err) {
+		free(spans);
+		return err;
 	}
 	xk_strlcpy(req.name, t->constant, sizeof(req.name));
 	req.nr_spans = n;
@@ -209,24 +211,18 @@ int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st)
 /* Is the kprobe at addr jump-optimized? From debugfs; -ENOENT if unlisted. */
 int xk_rt_probe_optimized(unsigned long long addr)
 {
-	char *text, want[32];
-	int err = xk_read_file("/sys/kernel/debug/kprobes/list", &text, NULL);
+	struct xk_kprobe *list;
+	size_t nr;
+	int err = xk_kprobes_list(&list, &nr);
 
 	if (err)
 		return err;
-	snprintf(want, sizeof(want), "%llx", addr);
 	err = -ENOENT;
 	/* several probes at one address (a policy's and the module's disarmed
 	 * one) share the state of the aggregate: any line may say it */
-	for (char *line = text; *line && err != 1;) {
-		char *end = strchrnul(line, '\n');
-		bool last = !*end;
-
-		*end = '\0';
-		if (!strncmp(line, want, strlen(want)) && line[strlen(want)] == ' ')
-			err = strstr(line, "[OPTIMIZED]") ? 1 : 0;
-		line = last ? end : end + 1;
-	}
-	free(text);
+	for (size_t i = 0; i < nr && err != 1; i++)
+		if (list[i].addr == addr)
+			err = list[i].optimized ? 1 : 0;
+	free(list);
 	return err;
 }

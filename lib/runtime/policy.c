@@ -526,30 +526,21 @@ int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
 }
 
 /*
- * An enabled kprobe in one of funcs (kprobes/list: "addr  k  func+off"),
- * other than the module's own (disarmed under a policy)? -1: no debugfs.
+ * An enabled kprobe in one of funcs, other than the module's own (disarmed
+ * under a policy)? -1: no debugfs.
  */
 static int kprobes_in(char (*funcs)[XK_FUNC_MAX], int nr)
 {
-	char *text;
+	struct xk_kprobe *list;
+	size_t nr_probes;
 	int found = 0;
 
-	if (xk_read_file("/sys/kernel/debug/kprobes/list", &text, NULL))
+	if (xk_kprobes_list(&list, &nr_probes))
 		return -1;
-	for (char *line = text; *line && !found;) {
-		char *end = strchrnul(line, '\n'), sym[XK_FUNC_MAX + 32];
-		bool last = !*end;
-
-		*end = '\0';
-		if (!strstr(line, "[DISABLED]") &&
-		    sscanf(line, "%*s %*s %159s", sym) == 1) {
-			sym[strcspn(sym, "+")] = '\0';
-			for (int i = 0; i < nr && !found; i++)
-				found = !strcmp(sym, funcs[i]);
-		}
-		line = last ? end : end + 1;
-	}
-	free(text);
+	for (size_t i = 0; i < nr_probes && !found; i++)
+		for (int f = 0; f < nr && !found && !list[i].disabled; f++)
+			found = !strcmp(list[i].sym, funcs[f]);
+	free(list);
 	return found;
 }
 

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "gen.h"
+#include "dataflow.h"
+#include "identity.h"
 #include "internal.h"
+#include "symexec.h"
 #include "unit.h"
 #include "unit_kernel.h"
 #include "xk/scope.h"
@@ -106,6 +108,40 @@ EXPECT(GOLDEN, G_DUP, { "s_start", XK_SPAN_REGISTER, 1, 0, NULL })
 /* a static const variable: max(x, V) - V, one span per seed */
 EXPECT(GOLDEN, G_VAR, { "golden_var", XK_SPAN_REGISTER, 1, 0, NULL },
 		      { "golden_var", XK_SPAN_REGISTER, -1, 0, NULL })
+
+/* a cap of the analysis refuses the span and names itself, never cuts it */
+EXPECT(GOLDEN, G_SPILL, { "golden_spill", XK_SPAN_UNSUPPORTED, 0, 0,
+			  "derived data in more than 16 stack slots" })
+
+static int exits_cap_is_named(void)
+{
+	static const struct want w[] = {
+		{ "golden_lt", XK_SPAN_UNSUPPORTED, 0, 0,
+		  "exits, more than the 0 a table may hold" },
+	};
+	int save = df_limits.exits, err;
+
+	df_limits.exits = 0;
+	err = expect(GOLDEN, "G_LT", w, 1);
+	df_limits.exits = save;
+	return err;
+}
+
+static int expression_pool_cap_is_named(void)
+{
+	static const struct want w[] = {
+		{ "golden_fold", XK_SPAN_UNSUPPORTED, 0, 0,
+		  "more expression nodes than the model's pool holds" },
+	};
+	size_t save = sx_pool_nodes;
+	int err;
+
+	/* the registers' leaves take 16 nodes: no instruction fits */
+	sx_pool_nodes = 16 + SX_STEP_MAX_NODES - 1;
+	err = expect(GOLDEN, "G_FOLD", w, 1);
+	sx_pool_nodes = save;
+	return err;
+}
 
 /* the stock Debian kernel */
 EXPECT(STOCK, BLK_MAX_REQUEST_COUNT,
@@ -219,7 +255,8 @@ int main(void)
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_DIV_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
-		T(G_DUP_spans),
+		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),
+		T(expression_pool_cap_is_named),
 		T(BLK_MAX_REQUEST_COUNT_spans), T(MAX_SOFTIRQ_RESTART_spans),
 		T(MAX_SOFTIRQ_TIME_spans), T(SHRINK_BATCH_spans),
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),

@@ -112,15 +112,22 @@ static inline int xk_expr_arity(unsigned int op)
 	}
 }
 
-/* Checks a program once, before it may run; 0 or -EINVAL. */
-static inline int xk_expr_validate(const struct xk_expr *e)
+/*
+ * Checks a program of len instructions once, before it may run: known
+ * opcodes and widths, registers in range, the stack never below empty nor
+ * above max_stack, exactly one value left. 0 or -EINVAL. The runtime's
+ * programs (struct xk_expr) are checked with the ABI's limits; the
+ * analysis evaluates larger ones with the same code.
+ */
+static inline int xk_prog_validate(const struct xk_expr_insn *insn, __u32 len,
+				   __u32 max_len, __u32 max_stack)
 {
-	int depth = 0;
+	__u32 depth = 0;
 
-	if (e->len == 0 || e->len > XK_EXPR_MAX_INSNS)
+	if (len == 0 || len > max_len)
 		return -EINVAL;
-	for (unsigned int i = 0; i < e->len; i++) {
-		const struct xk_expr_insn *in = &e->insn[i];
+	for (__u32 i = 0; i < len; i++) {
+		const struct xk_expr_insn *in = &insn[i];
 		int arity = xk_expr_arity(in->op);
 
 		if (arity < 0)
@@ -132,13 +139,19 @@ static inline int xk_expr_validate(const struct xk_expr *e)
 			return -EINVAL;
 		if (in->op == XK_OP_SEXT && (in->imm < 1 || in->imm > 64))
 			return -EINVAL;
-		if (depth < arity)
+		if (depth < (__u32)arity)
 			return -EINVAL;
 		depth = depth - arity + 1;
-		if (depth > XK_EXPR_MAX_STACK)
+		if (depth > max_stack)
 			return -EINVAL;
 	}
 	return depth == 1 ? 0 : -EINVAL;
+}
+
+static inline int xk_expr_validate(const struct xk_expr *e)
+{
+	return xk_prog_validate(e->insn, e->len, XK_EXPR_MAX_INSNS,
+				XK_EXPR_MAX_STACK);
 }
 
 static inline __u64 xk_parity_flag(__u64 res)
@@ -191,17 +204,19 @@ static inline __s64 xk_signed(__u64 v, unsigned int w)
 }
 
 /*
- * Runs a validated program with the registers at the probe point and the
- * constant's value n. Never fails: a validated program cannot underflow.
+ * THE evaluator of update programs: the module runs it in its kprobe
+ * handlers, libxk in the analysis (fit checks) and the tests against the
+ * glue. Runs a program validated with a stack of at least the capacity of
+ * st, with the registers at the probe point and the constant's value n.
+ * Never fails: a validated program cannot underflow or overflow st.
  */
-static inline __u64 xk_expr_eval(const struct xk_expr *e, const __u64 *regs,
-				 __s64 n)
+static inline __u64 xk_prog_run(const struct xk_expr_insn *insn, __u32 len,
+				__u64 *st, const __u64 *regs, __s64 n)
 {
-	__u64 st[XK_EXPR_MAX_STACK];
 	int sp = 0;
 
-	for (unsigned int i = 0; i < e->len; i++) {
-		const struct xk_expr_insn *in = &e->insn[i];
+	for (__u32 i = 0; i < len; i++) {
+		const struct xk_expr_insn *in = &insn[i];
 		unsigned int w = in->width;
 		__u64 m = xk_mask(w), a = 0, b = 0, c = 0, r = 0;
 		int arity = xk_expr_arity(in->op);
@@ -219,7 +234,7 @@ static inline __u64 xk_expr_eval(const struct xk_expr *e, const __u64 *regs,
 		switch (in->op) {
 		case XK_OP_CONST: r = (__u64)in->imm; break;
 		case XK_OP_REG: r = regs[in->reg % XK_NR_REGS]; break;
-		case XK_OP_PARAM: r = (__u64)(in->imm * n + in->imm2); break;
+		case XK_OP_PARAM: r = (__u64)in->imm * (__u64)n + (__u64)in->imm2; break;
 		case XK_OP_ADD: r = a + b; break;
 		case XK_OP_SUB: r = a - b; break;
 		case XK_OP_AND: r = a & b; break;
@@ -246,6 +261,15 @@ static inline __u64 xk_expr_eval(const struct xk_expr *e, const __u64 *regs,
 				   in->op == XK_OP_FLAGS_LOGIC ? r : r & m;
 	}
 	return st[0];
+}
+
+/* A program of the ABI's size (validated with xk_expr_validate). */
+static inline __u64 xk_expr_eval(const struct xk_expr *e, const __u64 *regs,
+				 __s64 n)
+{
+	__u64 st[XK_EXPR_MAX_STACK];
+
+	return xk_prog_run(e->insn, e->len, st, regs, n);
 }
 
 #endif
