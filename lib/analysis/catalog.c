@@ -86,7 +86,7 @@ static int catalog_walk(const char *catalog, const char *want,
 		lf = open_memstream(&list, &list_len);
 		if (!lf) {
 			free(text);
-			return -ENOMEM;
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
 		}
 	}
 	for (line = strtok_r(text, "\n", &save); line && !err;
@@ -140,14 +140,27 @@ static int catalog_walk(const char *catalog, const char *want,
 	return err;
 }
 
-int xk_catalog_find(const char *catalog, const char *name,
-		    struct xk_constant *c)
+static int xk_catalog_find_impl(const char *catalog, const char *name,
+				struct xk_constant *c)
 {
 	return catalog_walk(catalog, name, c, NULL);
 }
 
-int xk_catalog_list(const char *catalog, char **names)
+int xk_catalog_find(const char *catalog, const char *name,
+		    struct xk_constant *c)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_catalog_find_impl(catalog, name, c));
+}
+
+static int xk_catalog_list_impl(const char *catalog, char **names)
 {
 	return catalog_walk(catalog, NULL, NULL, names);
+}
+
+int xk_catalog_list(const char *catalog, char **names)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_catalog_list_impl(catalog, names));
 }
 

@@ -32,7 +32,7 @@ int xk_align(const struct xk_func_code *a, const struct xk_func_code *b,
 			      a->sym->name, n, m);
 	dp = calloc((n + 1) * (m + 1), sizeof(*dp));
 	if (!dp)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 #define DP(x, y) dp[(x) * (m + 1) + (y)]
 	for (i = n; i-- > 0;)
 		for (j = m; j-- > 0;) {

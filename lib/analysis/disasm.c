@@ -119,7 +119,7 @@ int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 	if (!code->insn) {
 		cs_free(ci, n);
 		cs_close(&h);
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (ci[i].detail)

@@ -12,8 +12,8 @@
 #include "spans.h"
 
 
-int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
-	   const struct xk_build_result *b, struct xk_scope *t)
+static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
+		       const struct xk_build_result *b, struct xk_scope *t)
 {
 	int err = 0;
 
@@ -44,9 +44,16 @@ int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
 	return err;
 }
 
+int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
+	   const struct xk_build_result *b, struct xk_scope *t)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_gen_impl(k, c, b, t));
+}
+
 /* Disassembly of [from, to) of a function of an object, one line each. */
-int xk_disasm_range(const char *obj_path, const char *func,
-		    unsigned long long from, unsigned long long to, char **text)
+static int xk_disasm_range_impl(const char *obj_path, const char *func,
+				unsigned long long from, unsigned long long to, char **text)
 {
 	struct xk_obj o;
 	struct xk_func_code code;
@@ -71,7 +78,7 @@ int xk_disasm_range(const char *obj_path, const char *func,
 	}
 	m = open_memstream(&buf, &len);
 	if (!m) {
-		err = -ENOMEM;
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 	} else {
 		for (size_t i = 0; i < code.nr; i++) {
 			const struct xk_insn *in = &code.insn[i];
@@ -91,5 +98,13 @@ int xk_disasm_range(const char *obj_path, const char *func,
 	xk_func_code_free(&code);
 	xk_obj_close(&o);
 	return err;
+}
+
+int xk_disasm_range(const char *obj_path, const char *func,
+		    unsigned long long from, unsigned long long to, char **text)
+{
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_disasm_range_impl(obj_path, func, from, to, text));
 }
 

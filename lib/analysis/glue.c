@@ -183,7 +183,7 @@ static void emit_exit_program(FILE *f, const struct xk_scope *t, int idx,
 	macro_line(f, "}");
 }
 
-int xk_glue_write(const struct xk_scope *t, const char *path)
+static int xk_glue_write_impl(const struct xk_scope *t, const char *path)
 {
 	int nr = 0, err = 0;
 	const char *k = t->constant;
@@ -247,4 +247,10 @@ int xk_glue_write(const struct xk_scope *t, const char *path)
 	if (fclose(f))
 		return xk_err(-EIO, "cannot write %s", path);
 	return 0;
+}
+
+int xk_glue_write(const struct xk_scope *t, const char *path)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_glue_write_impl(t, path));
 }

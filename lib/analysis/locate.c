@@ -219,7 +219,7 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 
 		if (!copy) {
 			free(hits);
-			return -ENOMEM;
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
 		}
 		for (char *f = strtok_r(copy, " \n", &save); f && !err;
 		     f = strtok_r(NULL, " \n", &save)) {

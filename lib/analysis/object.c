@@ -20,7 +20,7 @@ static int load_sections(struct xk_obj *o)
 		return -EINVAL;
 	o->secs = calloc(o->nr_secs, sizeof(*o->secs));
 	if (!o->secs)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	for (size_t i = 0; i < o->nr_secs; i++)
 		o->secs[i].name = "";
 	while ((scn = elf_nextscn(o->elf, scn))) {
@@ -52,7 +52,7 @@ static int load_symbols(struct xk_obj *o)
 		o->nr_syms = s->sh.sh_size / s->sh.sh_entsize;
 		o->syms = calloc(o->nr_syms, sizeof(*o->syms));
 		if (!o->syms)
-			return -ENOMEM;
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
 		for (size_t j = 0; j < o->nr_syms; j++) {
 			struct xk_sym *y = &o->syms[j];
 
@@ -85,7 +85,7 @@ static int load_relocations(struct xk_obj *o)
 		n = rs->sh.sh_size / rs->sh.sh_entsize;
 		target->relas = calloc(n, sizeof(*target->relas));
 		if (!target->relas)
-			return -ENOMEM;
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
 		for (size_t j = 0; j < n; j++) {
 			GElf_Rela r;
 			size_t symi;

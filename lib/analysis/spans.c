@@ -55,7 +55,7 @@ static int mark_blocks(struct func_ctx *c)
 	c->target = calloc(n + 1, sizeof(bool));
 	c->seed = calloc(n + 1, sizeof(bool));
 	if (!c->leader || !c->target || !c->seed)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	c->leader[0] = true;
 	for (size_t i = 0; i < n; i++) {
 		const struct xk_insn *in = &c->base.insn[i];
@@ -85,7 +85,7 @@ static int align_variants(struct func_ctx *c, struct xk_obj *vobj)
 		err = xk_disasm_func(fv, &c->var[v]);
 		c->match[v] = calloc(c->base.nr, sizeof(ssize_t));
 		if (!err && !c->match[v])
-			err = -ENOMEM;
+			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 		err = err ?: xk_align(&c->base, &c->var[v], c->match[v]);
 	}
 	(void)vobj;
@@ -687,7 +687,7 @@ static int add_span(struct xk_scope *t, const struct gen_input *in,
 
 	bigger = realloc(t->spans, (t->nr_spans + 1) * sizeof(*bigger));
 	if (!bigger)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	t->spans = bigger;
 	*sp = &t->spans[t->nr_spans++];
 	memset(*sp, 0, sizeof(**sp));

@@ -252,7 +252,7 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 	/* compile flags for a preprocessed unit: no -include */
 	nodeps = strdup(cmd);
 	if (!nodeps) {
-		err = -ENOMEM;
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 		goto out;
 	}
 	for (char *p; (p = strstr(nodeps, "-include "));) {
@@ -318,8 +318,8 @@ out:
 	return err;
 }
 
-int xk_build(const struct xk_kernel *k, struct xk_constant *c,
-	     const struct xk_build_opts *opts, struct xk_build_result *res)
+static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
+			 const struct xk_build_opts *opts, struct xk_build_result *res)
 {
 	int jobs_max = OPTS_GET(opts, jobs, 0) ?: (int)sysconf(_SC_NPROCESSORS_ONLN);
 	bool progress = OPTS_GET(opts, progress, false);
@@ -399,5 +399,12 @@ int xk_build(const struct xk_kernel *k, struct xk_constant *c,
 	}
 	res->seconds = xk_now() - t0;
 	return err;
+}
+
+int xk_build(const struct xk_kernel *k, struct xk_constant *c,
+	     const struct xk_build_opts *opts, struct xk_build_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_build_impl(k, c, opts, res));
 }
 

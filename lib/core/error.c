@@ -40,6 +40,18 @@ const char *xk_last_error(void)
 	return last_error[0] ? last_error : "no error recorded";
 }
 
+void xk_err_clear(void)
+{
+	last_error[0] = '\0';
+}
+
+int xk_api_return(const char *fn, int err)
+{
+	if (err < 0 && !last_error[0])
+		xk_err(err, "%s: %s", fn, strerror(-err));
+	return err;
+}
+
 int xk_err(int err, const char *fmt, ...)
 {
 	va_list ap;

@@ -111,7 +111,7 @@ int xk_read_file(const char *path, char **buf, size_t *len)
 	int fd, err = 0;
 
 	if (!data)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		free(data);
@@ -124,7 +124,7 @@ int xk_read_file(const char *path, char **buf, size_t *len)
 			char *bigger = realloc(data, cap * 2 + 1);
 
 			if (!bigger) {
-				err = -ENOMEM;
+				err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 				break;
 			}
 			data = bigger;

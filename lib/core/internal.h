@@ -44,6 +44,15 @@ void xk_print(enum xk_print_level level, const char *fmt, ...) __printf(2, 3);
  */
 int xk_err(int err, const char *fmt, ...) __printf(2, 3);
 
+/*
+ * The public boundary: every function of include/xk/ clears the last error
+ * when it is entered (xk_err_clear) and returns through xk_api_return, which
+ * gives a failure that recorded no cause one naming the function and errno:
+ * a failure is never reported with an earlier call's message, nor without one.
+ */
+void xk_err_clear(void);
+int xk_api_return(const char *fn, int err);
+
 /* Bounded string helpers: return -ENAMETOOLONG instead of truncating. */
 int xk_strlcpy(char *dst, const char *src, size_t size);
 int xk_snprintf(char *dst, size_t size, const char *fmt, ...) __printf(3, 4);

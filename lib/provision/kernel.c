@@ -360,7 +360,7 @@ static int relocate_headers(struct xk_kernel *k)
 			     (int)(inc - text), text, k->root,
 			     inc + strlen(key)) < 0) {
 			free(text);
-			return -ENOMEM;
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
 		}
 		err = xk_write_file(mk, out, strlen(out), 0644);
 		free(out);
@@ -620,7 +620,7 @@ static int read_info(struct xk_kernel *k)
 	return err ?: (stamped(k, "unpack") ? 0 : -ENOENT);
 }
 
-int xk_kernel_find(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+static int xk_kernel_find_impl(const struct xk_kernel_opts *opts, struct xk_kernel *k)
 {
 	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
 	const char *release = OPTS_GET(opts, release, NULL);
@@ -648,10 +648,16 @@ int xk_kernel_find(const struct xk_kernel_opts *opts, struct xk_kernel *k)
 	return err;
 }
 
+int xk_kernel_find(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_kernel_find_impl(opts, k));
+}
+
 /*
  * The pipeline of a fetch; every step is skipped when its stamp is there.
  */
-int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_kernel *k)
 {
 	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
 	const char *release = OPTS_GET(opts, release, NULL);
@@ -698,4 +704,10 @@ int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k)
 	if (!k->source_prepared)
 		k->source[0] = '\0';
 	return 0;
+}
+
+int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_kernel_fetch_impl(opts, k));
 }

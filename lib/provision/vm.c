@@ -103,11 +103,11 @@ static int append_quoted(char **buf, const char *prefix, const char *arg,
 	int n;
 
 	if (!q)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	n = asprintf(&joined, "%s%s%s%s", *buf ? *buf : "", prefix, q, suffix);
 	free(q);
 	if (n < 0)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	free(*buf);
 	*buf = joined;
 	return 0;
@@ -181,7 +181,7 @@ static int write_initramfs(const char *path, const struct xk_kernel *k,
 				   "XK_INTERACTIVE=%d\n",
 			     k->release, k->modules,
 			     OPTS_GET(opts, interactive, false) ? 1 : 0) < 0)
-		err = -ENOMEM;
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 	if (err)
 		goto out;
 	c.f = fopen(path, "we");
@@ -616,8 +616,8 @@ out:
  * boot-time text patching (int3 breakpoints) now and then trips over
  * itself; the first console is kept and named.
  */
-int xk_vm_run(const struct xk_kernel *k, const struct xk_vm_opts *opts,
-	      struct xk_vm_result *res)
+static int xk_vm_run_impl(const struct xk_kernel *k, const struct xk_vm_opts *opts,
+			  struct xk_vm_result *res)
 {
 	const char *accel;
 	int err;
@@ -636,6 +636,13 @@ int xk_vm_run(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 		err = vm_boot(k, opts, res, accel);
 	}
 	return err;
+}
+
+int xk_vm_run(const struct xk_kernel *k, const struct xk_vm_opts *opts,
+	      struct xk_vm_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_vm_run_impl(k, opts, res));
 }
 
 void xk_vm_result_free(struct xk_vm_result *res)

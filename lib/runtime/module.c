@@ -11,7 +11,7 @@
 #include "xk/runtime.h"
 #include "xk/scope.h"
 
-int xk_rt_open(void)
+static int xk_rt_open_impl(void)
 {
 	int fd = open(XK_DEVICE, O_RDWR | O_CLOEXEC);
 
@@ -24,6 +24,12 @@ int xk_rt_open(void)
 		return xk_err(-EPERM, "opening %s needs CAP_SYS_ADMIN (run as "
 				      "root)", XK_DEVICE);
 	return xk_err(-errno, "cannot open %s: %s", XK_DEVICE, strerror(errno));
+}
+
+int xk_rt_open(void)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_rt_open_impl());
 }
 
 static int ioctl_err(const char *what, const char *error)
@@ -129,20 +135,36 @@ static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	return err;
 }
 
+static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value, int mode,
+			   unsigned int timeout_ms, struct xk_rt_result *res)
+{
+	return rt_load(fd, t, value, mode, timeout_ms, NULL, res);
+}
+
 int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	       unsigned int timeout_ms, struct xk_rt_result *res)
 {
-	return rt_load(fd, t, value, mode, timeout_ms, NULL, res);
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_rt_load_impl(fd, t, value, mode, timeout_ms, res));
+}
+
+static int xk_rt_load_policy_impl(int fd, const struct xk_scope *t, const char *policy,
+				  struct xk_rt_result *res)
+{
+	return rt_load(fd, t, t->def, XK_MODE_IMMEDIATE, 0, policy, res);
 }
 
 int xk_rt_load_policy(int fd, const struct xk_scope *t, const char *policy,
 		      struct xk_rt_result *res)
 {
-	return rt_load(fd, t, t->def, XK_MODE_IMMEDIATE, 0, policy, res);
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_rt_load_policy_impl(fd, t, policy, res));
 }
 
-int xk_rt_set(int fd, const char *name, long long value, int mode,
-	      unsigned int timeout_ms, struct xk_rt_result *res)
+static int xk_rt_set_impl(int fd, const char *name, long long value, int mode,
+			  unsigned int timeout_ms, struct xk_rt_result *res)
 {
 	struct xk_ioc_set req = { .size = sizeof(req), .mode = mode,
 				  .value = value, .timeout_ms = timeout_ms };
@@ -156,16 +178,24 @@ int xk_rt_set(int fd, const char *name, long long value, int mode,
 	return 0;
 }
 
-int xk_rt_set_many(int fd, int nr, const char *const *names,
-		   const long long *values, int mode, unsigned int timeout_ms,
-		   struct xk_rt_result *res)
+int xk_rt_set(int fd, const char *name, long long value, int mode,
+	      unsigned int timeout_ms, struct xk_rt_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_rt_set_impl(fd, name, value, mode, timeout_ms, res));
+}
+
+static int xk_rt_set_many_impl(int fd, int nr, const char *const *names,
+			       const long long *values, int mode, unsigned int timeout_ms,
+			       struct xk_rt_result *res)
 {
 	struct xk_ioc_set_many *req = calloc(1, sizeof(*req));
 	int err = 0;
 
 	memset(res, 0, sizeof(*res));
 	if (!req)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	if (nr < 1 || nr > XK_TX_MAX) {
 		free(req);
 		return xk_err(-EINVAL, "a transaction has 1 to %d constants", XK_TX_MAX);
@@ -185,7 +215,16 @@ int xk_rt_set_many(int fd, int nr, const char *const *names,
 	return err;
 }
 
-int xk_rt_unload(int fd, const char *name, int *nr)
+int xk_rt_set_many(int fd, int nr, const char *const *names,
+		   const long long *values, int mode, unsigned int timeout_ms,
+		   struct xk_rt_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_rt_set_many_impl(fd, nr, names, values, mode, timeout_ms, res));
+}
+
+static int xk_rt_unload_impl(int fd, const char *name, int *nr)
 {
 	struct xk_ioc_unload req = { .size = sizeof(req), .all = !name };
 
@@ -198,7 +237,13 @@ int xk_rt_unload(int fd, const char *name, int *nr)
 	return 0;
 }
 
-int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st)
+int xk_rt_unload(int fd, const char *name, int *nr)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_rt_unload_impl(fd, name, nr));
+}
+
+static int xk_rt_status_impl(int fd, unsigned int index, struct xk_ioc_status *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
@@ -208,8 +253,14 @@ int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st)
 	return st->found ? 0 : -ENOENT;
 }
 
+int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_rt_status_impl(fd, index, st));
+}
+
 /* Is the kprobe at addr jump-optimized? From debugfs; -ENOENT if unlisted. */
-int xk_rt_probe_optimized(unsigned long long addr)
+static int xk_rt_probe_optimized_impl(unsigned long long addr)
 {
 	struct xk_kprobe *list;
 	size_t nr;
@@ -225,4 +276,10 @@ int xk_rt_probe_optimized(unsigned long long addr)
 			err = list[i].optimized ? 1 : 0;
 	free(list);
 	return err;
+}
+
+int xk_rt_probe_optimized(unsigned long long addr)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_rt_probe_optimized_impl(addr));
 }

@@ -166,7 +166,7 @@ static int open_object(struct policy_load *p)
 			p->rodata = m;
 			p->rodata_copy = malloc(p->rodata_size);
 			if (!p->rodata_copy)
-				return -ENOMEM;
+				return xk_err(-ENOMEM, "%s: out of memory", __func__);
 			memcpy(p->rodata_copy, init, p->rodata_size);
 		}
 	}
@@ -471,9 +471,9 @@ static void lap(double *t, double *into)
 	*t = now;
 }
 
-int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
-		   int nr_tables, const struct xk_policy_opts *opts,
-		   struct xk_policy_result *res)
+static int xk_policy_load_impl(int fd, const char *obj_path, const struct xk_scope *tables,
+			       int nr_tables, const struct xk_policy_opts *opts,
+			       struct xk_policy_result *res)
 {
 	struct policy_load p = { .path = obj_path, .tables = tables,
 				 .nr_tables = nr_tables, .opts = opts, .fd = fd,
@@ -525,6 +525,15 @@ int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
 	return err;
 }
 
+int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
+		   int nr_tables, const struct xk_policy_opts *opts,
+		   struct xk_policy_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_policy_load_impl(fd, obj_path, tables, nr_tables, opts, res));
+}
+
 /*
  * An enabled kprobe in one of funcs, other than the module's own (disarmed
  * under a policy)? -1: no debugfs.
@@ -544,7 +553,7 @@ static int kprobes_in(char (*funcs)[XK_FUNC_MAX], int nr)
 	return found;
 }
 
-int xk_policy_unload(int fd, const char *id, int *nr_constants)
+static int xk_policy_unload_impl(int fd, const char *id, int *nr_constants)
 {
 	struct xk_ioc_status *st = calloc(1, sizeof(*st));
 	char names[XK_TX_MAX * 4][XK_NAME_MAX];
@@ -554,7 +563,7 @@ int xk_policy_unload(int fd, const char *id, int *nr_constants)
 	if (!st || !funcs) {
 		free(st);
 		free(funcs);
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	}
 	for (unsigned int i = 0; !xk_rt_status(fd, i, st); i++) {
 		if (strcmp(st->policy, id) || n == (int)ARRAY_SIZE(names))
@@ -582,4 +591,11 @@ int xk_policy_unload(int fd, const char *id, int *nr_constants)
 	if (nr_constants)
 		*nr_constants = n;
 	return err;
+}
+
+int xk_policy_unload(int fd, const char *id, int *nr_constants)
+{
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_policy_unload_impl(fd, id, nr_constants));
 }

@@ -143,7 +143,7 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	fputs("\nend\n", f);
 }
 
-int xk_scope_write(const struct xk_scope *t, const char *path)
+static int xk_scope_write_impl(const struct xk_scope *t, const char *path)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -174,6 +174,12 @@ int xk_scope_write(const struct xk_scope *t, const char *path)
 	err = xk_write_file(path, buf, len, 0644);
 	free(buf);
 	return err ? xk_err(err, "cannot write %s", path) : 0;
+}
+
+int xk_scope_write(const struct xk_scope *t, const char *path)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_scope_write_impl(t, path));
 }
 
 /* ---- reading ---- */
@@ -325,7 +331,7 @@ static int parse_loc(struct reader *r, const char *v, struct xk_scope_loc *l)
 		return bad(r, "location width");
 	copy = strdup(v + consumed);
 	if (!copy)
-		return -ENOMEM;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	l->expr.len = 0;
 	for (tok = strtok_r(copy, " ", &save); tok && !err;
 	     tok = strtok_r(NULL, " ", &save)) {
@@ -537,7 +543,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 	return 0;
 }
 
-int xk_scope_read(const char *path, struct xk_scope *t)
+static int xk_scope_read_impl(const char *path, struct xk_scope *t)
 {
 	struct reader r = { .path = path };
 	const char *v;
@@ -599,6 +605,12 @@ out:
 	if (err)
 		xk_scope_free(t);
 	return err;
+}
+
+int xk_scope_read(const char *path, struct xk_scope *t)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_scope_read_impl(path, t));
 }
 
 void xk_scope_free(struct xk_scope *t)
