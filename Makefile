@@ -68,7 +68,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 vpath %.bpf.c bpf tests/fixtures/policies bench
 
 .PHONY: all kmod policies check demo clean
-all: $(XK) $(UNIT_BINS)
+all: $(XK) $(UNIT_BINS) $(BUILD)/layers.ok
 	@if [ -n "$(KHEADERS)" ]; then $(MAKE) --no-print-directory kmod policies; fi
 
 policies: $(POLICIES)
@@ -101,6 +101,11 @@ $(BUILD)/%.o: %.c
 $(BUILD)/vm/guest-init.o: vm/guest-init.S vm/guest-init.sh
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<
+
+# the runtime half links without libelf and capstone (scripts/check-layers.sh)
+$(BUILD)/layers.ok: $(RUNTIME_ARCHIVES) scripts/check-layers.sh
+	scripts/check-layers.sh $(BUILD)
+	@touch $@
 
 $(XK): $(XK_OBJS) $(LIB_ARCHIVES)
 	$(CC) $(CFLAGS) -o $@ $(XK_OBJS) $(LIB_ARCHIVES) $(LDLIBS)

@@ -195,6 +195,26 @@ static struct sx *not01(struct sx_state *s, struct sx *c)
 	return node(s, SX_EQ, 8, c, cnst(s, 8, 0));
 }
 
+/* The conditions after cmp a, b (sign: of the result a - b). */
+static const struct sub_condition {
+	const char *cc;
+	enum sx_kind kind;
+	bool swap, negate, sign;
+} sub_conditions[] = {
+	{ "b", SX_LTU, false, false, false },	/* a < b */
+	{ "ae", SX_LTU, false, true, false },
+	{ "e", SX_EQ, false, false, false },
+	{ "ne", SX_EQ, false, true, false },
+	{ "be", SX_LTU, true, true, false },	/* !(b < a) */
+	{ "a", SX_LTU, true, false, false },
+	{ "l", SX_LTS, false, false, false },
+	{ "ge", SX_LTS, false, true, false },
+	{ "le", SX_LTS, true, true, false },
+	{ "g", SX_LTS, true, false, false },
+	{ "s", SX_LTS, false, false, true },	/* r < 0 */
+	{ "ns", SX_LTS, false, true, true },
+};
+
 /* A condition code (the suffix of jcc/setcc/cmovcc) as a 0/1 expression. */
 static struct sx *condition(struct sx_state *s, const char *cc)
 {
@@ -243,31 +263,18 @@ static struct sx *condition(struct sx_state *s, const char *cc)
 			return not01(s, zf);
 		return NULL;
 	}
-	/* FL_SUB: cmp a, b */
-	if (!strcmp(cc, "b"))
-		return node(s, SX_LTU, w, a, b);
-	if (!strcmp(cc, "ae"))
-		return not01(s, node(s, SX_LTU, w, a, b));
-	if (!strcmp(cc, "e"))
-		return node(s, SX_EQ, w, a, b);
-	if (!strcmp(cc, "ne"))
-		return not01(s, node(s, SX_EQ, w, a, b));
-	if (!strcmp(cc, "be"))
-		return not01(s, node(s, SX_LTU, w, b, a));
-	if (!strcmp(cc, "a"))
-		return node(s, SX_LTU, w, b, a);
-	if (!strcmp(cc, "l"))
-		return node(s, SX_LTS, w, a, b);
-	if (!strcmp(cc, "ge"))
-		return not01(s, node(s, SX_LTS, w, a, b));
-	if (!strcmp(cc, "le"))
-		return not01(s, node(s, SX_LTS, w, b, a));
-	if (!strcmp(cc, "g"))
-		return node(s, SX_LTS, w, b, a);
-	if (!strcmp(cc, "s"))
-		return node(s, SX_LTS, w, r, cnst(s, w, 0));
-	if (!strcmp(cc, "ns"))
-		return not01(s, node(s, SX_LTS, w, r, cnst(s, w, 0)));
+	/* FL_SUB: cmp a, b: each condition is a < b or a == b, operands
+	 * maybe swapped, result maybe negated */
+	for (size_t i = 0; i < ARRAY_SIZE(sub_conditions); i++) {
+		const struct sub_condition *sc = &sub_conditions[i];
+		struct sx *e;
+
+		if (strcmp(cc, sc->cc))
+			continue;
+		e = sc->sign ? node(s, SX_LTS, w, r, cnst(s, w, 0)) :
+		    node(s, sc->kind, w, sc->swap ? b : a, sc->swap ? a : b);
+		return sc->negate ? not01(s, e) : e;
+	}
 	return NULL;
 }
 
