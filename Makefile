@@ -8,6 +8,7 @@
 #   make check      every test: unit, CLI, guest (see tests/run.sh)
 #   make demo       the main job (see README.md)
 
+.DEFAULT_GOAL := all
 CC      ?= gcc
 BUILD   := build
 CFLAGS  ?= -O2 -g

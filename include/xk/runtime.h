@@ -4,6 +4,7 @@
 #define XK_RUNTIME_H
 
 #include "xk/abi/xk_ioctl.h"
+#include "xk/core.h"
 
 struct xk_scope;
 

@@ -24,80 +24,89 @@ static const char *const pt_regs_field[XK_NR_REGS] = {
 };
 
 /*
+ * The C of each operation, as xk_prog_run (xk/abi/xk_expr.h) computes it:
+ * $a $b $c the operands' temporaries, $w the width, $W width - 1, $m the
+ * width's mask, $i and $j the immediates, $r the register's pt_regs field.
+ * The result is then truncated to the width (flags excepted).
+ */
+static const char *const op_c[XK_OP_MAX] = {
+	[XK_OP_CONST] = "(__u64)$iLL",
+	[XK_OP_REG] = "ctx->$r",
+	[XK_OP_PARAM] = "(__u64)$iLL * (__u64)n + (__u64)$jLL",
+	[XK_OP_ADD] = "$a + $b",
+	[XK_OP_SUB] = "$a - $b",
+	[XK_OP_AND] = "$a & $b",
+	[XK_OP_OR] = "$a | $b",
+	[XK_OP_XOR] = "$a ^ $b",
+	[XK_OP_MUL] = "$a * $b",
+	[XK_OP_SHL] = "($b & 63) >= $w ? 0 : $a << ($b & 63)",
+	[XK_OP_SHR] = "($b & 63) >= $w ? 0 : ($a & $m) >> ($b & 63)",
+	[XK_OP_SAR] = "(__u64)(xk_signed($a, $w) >> (($b & 63) >= $w ? $W : ($b & 63)))",
+	[XK_OP_NEG] = "-$a",
+	[XK_OP_NOT] = "~$a",
+	[XK_OP_SEXT] = "(__u64)xk_signed($a, $i)",
+	[XK_OP_LTU] = "($a & $m) < ($b & $m)",
+	[XK_OP_LTS] = "xk_signed($a, $w) < xk_signed($b, $w)",
+	[XK_OP_EQ] = "($a & $m) == ($b & $m)",
+	[XK_OP_SELECT] = "($c & 1) ? $a : $b",
+	[XK_OP_FLAGS_SUB] = "xk_flags_sub($a, $b, $w)",
+	[XK_OP_FLAGS_LOGIC] = "xk_flags_logic($a, $b, $w)",
+};
+
+/* Writes one operation's C, its placeholders filled in. */
+static void emit_op(FILE *f, const struct xk_expr_insn *in, const int *opnd)
+{
+	unsigned int w = in->width;
+
+	for (const char *p = op_c[in->op]; *p; p++) {
+		if (*p != '$' || !p[1]) {
+			fputc(*p, f);
+			continue;
+		}
+		switch (*++p) {
+		case 'a': fprintf(f, "t%d", opnd[0]); break;
+		case 'b': fprintf(f, "t%d", opnd[1]); break;
+		case 'c': fprintf(f, "t%d", opnd[2]); break;
+		case 'w': fprintf(f, "%u", w); break;
+		case 'W': fprintf(f, "%u", w - 1); break;
+		case 'm': fprintf(f, "0x%" PRIx64 "ULL", (uint64_t)xk_mask(w)); break;
+		case 'i': fprintf(f, "%lld", (long long)in->imm); break;
+		case 'j': fprintf(f, "%lld", (long long)in->imm2); break;
+		case 'r': fputs(pt_regs_field[in->reg % XK_NR_REGS], f); break;
+		}
+	}
+}
+
+/*
  * One statement per instruction of a program: t<k> = ..., truncated to the
- * instruction's width as xk_expr_eval does. Returns the result's temporary.
+ * instruction's width as xk_prog_run does. Returns the result's temporary.
  */
 static int emit_expr(FILE *f, const struct xk_expr *e, const char *indent)
 {
 	int stack[XK_EXPR_MAX_STACK], sp = 0;
 
 	if (xk_expr_validate(e))
-		return -EINVAL;
+		return xk_err(-EINVAL, "a malformed update program");
 	for (uint32_t i = 0; i < e->len; i++) {
 		const struct xk_expr_insn *in = &e->insn[i];
-		unsigned int w = in->width;
-		int arity = xk_expr_arity(in->op), a = -1, b = -1, c = -1;
+		int arity = xk_expr_arity(in->op), opnd[3] = { -1, -1, -1 };
 		bool flags = in->op == XK_OP_FLAGS_SUB || in->op == XK_OP_FLAGS_LOGIC;
 
+		/* operands in the order they were pushed: c, a, b for select */
 		if (arity == 3) {
-			b = stack[--sp];
-			a = stack[--sp];
-			c = stack[--sp];
-		} else if (arity == 2) {
-			b = stack[--sp];
-			a = stack[--sp];
-		} else if (arity == 1) {
-			a = stack[--sp];
+			opnd[1] = stack[--sp];
+			opnd[0] = stack[--sp];
+			opnd[2] = stack[--sp];
+		} else {
+			for (int k = arity - 1; k >= 0; k--)
+				opnd[k] = stack[--sp];
 		}
 		fprintf(f, "%s__u64 t%u = (", indent, i);
-		switch (in->op) {
-		case XK_OP_CONST: fprintf(f, "(__u64)%lldLL", (long long)in->imm); break;
-		case XK_OP_REG: fprintf(f, "ctx->%s", pt_regs_field[in->reg % XK_NR_REGS]); break;
-		case XK_OP_PARAM:
-			fprintf(f, "(__u64)(%lldLL * n + %lldLL)",
-				(long long)in->imm, (long long)in->imm2);
-			break;
-		case XK_OP_ADD: fprintf(f, "t%d + t%d", a, b); break;
-		case XK_OP_SUB: fprintf(f, "t%d - t%d", a, b); break;
-		case XK_OP_AND: fprintf(f, "t%d & t%d", a, b); break;
-		case XK_OP_OR: fprintf(f, "t%d | t%d", a, b); break;
-		case XK_OP_XOR: fprintf(f, "t%d ^ t%d", a, b); break;
-		case XK_OP_MUL: fprintf(f, "t%d * t%d", a, b); break;
-		case XK_OP_SHL:
-			fprintf(f, "(t%d & 63) >= %u ? 0 : t%d << (t%d & 63)", b, w, a, b);
-			break;
-		case XK_OP_SHR:
-			fprintf(f, "(t%d & 63) >= %u ? 0 : (t%d & 0x%" PRIx64 "ULL) >> (t%d & 63)",
-				b, w, a, (uint64_t)xk_mask(w), b);
-			break;
-		case XK_OP_SAR:
-			fprintf(f, "(__u64)(xk_signed(t%d, %u) >> ((t%d & 63) >= %u ? %u : (t%d & 63)))",
-				a, w, b, w, w - 1, b);
-			break;
-		case XK_OP_NEG: fprintf(f, "-t%d", a); break;
-		case XK_OP_NOT: fprintf(f, "~t%d", a); break;
-		case XK_OP_SEXT:
-			fprintf(f, "(__u64)xk_signed(t%d, %lld)", a, (long long)in->imm);
-			break;
-		case XK_OP_LTU:
-			fprintf(f, "(t%d & 0x%" PRIx64 "ULL) < (t%d & 0x%" PRIx64 "ULL)",
-				a, (uint64_t)xk_mask(w), b, (uint64_t)xk_mask(w));
-			break;
-		case XK_OP_LTS:
-			fprintf(f, "xk_signed(t%d, %u) < xk_signed(t%d, %u)", a, w, b, w);
-			break;
-		case XK_OP_EQ:
-			fprintf(f, "(t%d & 0x%" PRIx64 "ULL) == (t%d & 0x%" PRIx64 "ULL)",
-				a, (uint64_t)xk_mask(w), b, (uint64_t)xk_mask(w));
-			break;
-		case XK_OP_SELECT: fprintf(f, "(t%d & 1) ? t%d : t%d", c, a, b); break;
-		case XK_OP_FLAGS_SUB: fprintf(f, "xk_flags_sub(t%d, t%d, %u)", a, b, w); break;
-		case XK_OP_FLAGS_LOGIC: fprintf(f, "xk_flags_logic(t%d, t%d, %u)", a, b, w); break;
-		}
+		emit_op(f, in, opnd);
 		if (flags)
 			fputs(");\n", f);
 		else
-			fprintf(f, ") & 0x%" PRIx64 "ULL;\n", (uint64_t)xk_mask(w));
+			fprintf(f, ") & 0x%" PRIx64 "ULL;\n", (uint64_t)xk_mask(in->width));
 		stack[sp++] = i;
 	}
 	return stack[0];

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "gen.h"
+#include "spans.h"
 #include "internal.h"
 #include "unit.h"
 #include "unit_kernel.h"
