@@ -28,17 +28,11 @@ static struct sx *node(struct sx_state *s, enum sx_kind k, int width,
 		/* never NULL: the step finishes on a harmless node and
 		 * sx_step() refuses it, naming the limit */
 		s->exhausted = true;
-		memset(&s->poison, 0, sizeof(s->poison));
-		s->poison.kind = SX_UNKNOWN;
-		s->poison.width = 64;
+		s->poison = (struct sx){ .kind = SX_UNKNOWN, .width = 64 };
 		return &s->poison;
 	}
 	e = &s->pool[s->pool_used++];
-	memset(e, 0, sizeof(*e));
-	e->kind = k;
-	e->width = width;
-	e->a = a;
-	e->b = b;
+	*e = (struct sx){ .kind = k, .width = width, .a = a, .b = b };
 	return e;
 }
 
@@ -547,17 +541,11 @@ struct sx_out {
 static int emit(struct sx_out *out, int op, int width, int reg, int64_t imm,
 		int64_t imm2)
 {
-	struct xk_expr_insn *in;
-
 	if (out->len == out->cap)
 		return -E2BIG;
-	in = &out->insn[out->len++];
-	memset(in, 0, sizeof(*in));
-	in->op = op;
-	in->width = width;
-	in->reg = reg;
-	in->imm = imm;
-	in->imm2 = imm2;
+	out->insn[out->len++] = (struct xk_expr_insn){
+		.op = op, .width = width, .reg = reg, .imm = imm, .imm2 = imm2,
+	};
 	return 0;
 }
 
