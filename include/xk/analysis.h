@@ -36,6 +36,13 @@ struct xk_constant {
 /* Finds a constant in a catalog file; -ENOENT names the catalog. */
 int xk_catalog_find(const char *catalog, const char *name,
 		    struct xk_constant *c);
+/*
+ * The constant a user names: the catalog's entry, else, for a name that can
+ * be a macro's (capitals, digits, _), a macro that xk_build() locates in the
+ * source by its name alone (its bounds then 1 .. 16 x the default).
+ */
+int xk_constant_resolve(const char *catalog, const char *name,
+			struct xk_constant *c);
 /* Names of all constants of a catalog, newline-separated (malloc'd). */
 int xk_catalog_list(const char *catalog, char **names);
 

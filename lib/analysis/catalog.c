@@ -164,3 +164,36 @@ int xk_catalog_list(const char *catalog, char **names)
 	return xk_api_return(__func__, xk_catalog_list_impl(catalog, names));
 }
 
+/* A C identifier in capitals, digits and underscores: a macro's name. */
+static bool macro_name(const char *name)
+{
+	if (!name[0] || isdigit((unsigned char)name[0]))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isupper((unsigned char)*p) && !isdigit((unsigned char)*p) &&
+		    *p != '_')
+			return false;
+	return true;
+}
+
+static int xk_constant_resolve_impl(const char *catalog, const char *name,
+				    struct xk_constant *c)
+{
+	int err = catalog_walk(catalog, name, c, NULL);
+
+	if (err != -ENOENT || !macro_name(name))
+		return err;
+	/* not catalogued: a macro found by its name (xk build locates it) */
+	xk_err_clear();
+	memset(c, 0, sizeof(*c));
+	return xk_strlcpy(c->name, name, sizeof(c->name)) ?:
+	       xk_strlcpy(c->kind, "macro", sizeof(c->kind));
+}
+
+int xk_constant_resolve(const char *catalog, const char *name,
+			struct xk_constant *c)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_constant_resolve_impl(catalog, name, c));
+}
+

@@ -110,10 +110,13 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 	int err, n = 0;
 
 	if (!c->file[0]) {
-		const char *argv[] = { "grep", "-rlE", "--include=*.h",
-				       "--include=*.c", pattern, "block", "kernel",
-				       "mm", "net", "fs", "include", "lib",
-				       "arch/x86", "drivers/block", "ipc", NULL };
+		/* the core first; drivers and the rest only when it has none */
+		static const char *const where[][12] = {
+			{ "block", "kernel", "mm", "net", "fs", "include", "lib",
+			  "arch/x86", "io_uring", "ipc", NULL },
+			{ "drivers", "crypto", "security", "sound", "virt", "init",
+			  "certs", NULL },
+		};
 
 		xk_snprintf(pattern, sizeof(pattern),
 			    "^[[:space:]]*#[[:space:]]*define[[:space:]]+%s[[:space:]]",
@@ -121,11 +124,22 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 		if (t->module)
 			return xk_err(-EINVAL, "%s: a module's constant needs file=",
 				      c->name);
-		err = grep_lines(t, argv, &hits);
-		if (err)
-			return err;
-		for (char *p = hits; *p; p = strchrnul(p, '\n'), p += !!*p)
-			n++;
+		for (size_t w = 0; w < ARRAY_SIZE(where) && !n; w++) {
+			const char *argv[20] = { "grep", "-rlE", "--include=*.h",
+						 "--include=*.c", pattern };
+			size_t a = 5;
+
+			for (size_t d = 0; where[w][d]; d++)
+				argv[a++] = where[w][d];
+			argv[a] = NULL;
+			free(hits);
+			hits = NULL;
+			err = grep_lines(t, argv, &hits);
+			if (err)
+				return err;
+			for (char *p = hits; *p; p = strchrnul(p, '\n'), p += !!*p)
+				n++;
+		}
 		if (n == 0) {
 			free(hits);
 			return xk_err(-ENOENT, "unknown constant '%s': no #define "
@@ -187,13 +201,157 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 	return err;
 }
 
+/* ---- is an object built in this configuration? (Kbuild's makefiles) ---- */
+
+/* y or m in the kernel's .config: "CONFIG_X=y" on a line of its own */
+static bool config_on(const char *config, const char *sym, size_t len)
+{
+	for (const char *p = config; (p = memmem(p, strlen(p), sym, len)); p += len) {
+		if ((p == config || p[-1] == '\n') && p[len] == '=' &&
+		    (p[len + 1] == 'y' || p[len + 1] == 'm'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The condition of an assignment's left side: 1 built, 0 not, -1 not an
+ * object list. NAME-... lists the parts of the composite NAME.o (*comp).
+ */
+static int lhs_condition(const char *lhs, const char *config, char *comp,
+			 size_t size)
+{
+	const char *dash = strrchr(lhs, '-'), *cfg;
+
+	if (!dash)
+		return -1;
+	if (!strcmp(dash, "-objs") || !strcmp(dash, "-y") || !strcmp(dash, "-m") ||
+	    (cfg = strstr(dash, "$(CONFIG_")) == dash + 1) {
+		int on = 1;
+
+		if (dash[1] == '$') {
+			const char *sym = dash + 3, *end = strchr(sym, ')');
+
+			if (!end)
+				return -1;
+			on = config_on(config, sym, end - sym);
+		}
+		if (!strncmp(lhs, "obj-", 4) || !strncmp(lhs, "lib-", 4))
+			comp[0] = '\0';
+		else if (xk_snprintf(comp, size, "%.*s.o", (int)(dash - lhs), lhs))
+			return -1;
+		if (!strncmp(lhs, "ccflags", 7) || !strncmp(lhs, "subdir", 6) ||
+		    !strncmp(lhs, "always", 6) || !strncmp(lhs, "targets", 7) ||
+		    !strncmp(lhs, "hostprogs", 9) || !strncmp(lhs, "extra", 5))
+			return -1;
+		return on;
+	}
+	return -1;
+}
+
+/* Whether an assignment's right side names file (addprefix understood). */
+static bool rhs_names(const char *rhs, const char *file)
+{
+	char prefix[128] = "";
+	const char *p = rhs;
+
+	while (*p) {
+		size_t n;
+
+		p += strspn(p, " \t");
+		if (!strncmp(p, "$(addprefix", 11)) {
+			const char *comma = strchr(p, ',');
+
+			n = strcspn(p + 11, ",");
+			xk_snprintf(prefix, sizeof(prefix), "%.*s", (int)n, p + 11);
+			xk_trim(prefix);
+			p = comma ? comma + 1 : p + strlen(p);
+			continue;
+		}
+		n = strcspn(p, " \t)");
+		if (n) {
+			char word[256];
+
+			if (!xk_snprintf(word, sizeof(word), "%s%.*s", prefix,
+					 (int)n, p) && !strcmp(word, file))
+				return true;
+		} else if (*p == ')') {
+			prefix[0] = '\0';
+			n = 1;
+		}
+		p += n;
+	}
+	return false;
+}
+
+/*
+ * Whether Kbuild builds obj (e.g. "mm/zswap.o") in this configuration: the
+ * line of its directory's makefile that lists it, and that line's
+ * condition (composite objects followed to their own line). 1 built, 0 not
+ * (a line says so), -1 unknown (no line found: the caller builds it and a
+ * failure is reported, never hidden).
+ */
+static int kbuild_built(const struct tree *t, const char *config,
+			const char *obj, int depth)
+{
+	const char *slash = strrchr(obj, '/');
+	char dir[256], path[XK_PATH_MAX], *text = NULL;
+	int verdict = -1;
+
+	if (depth > 4 || xk_snprintf(dir, sizeof(dir), "%.*s",
+				     (int)(slash ? slash - obj : 0), obj))
+		return -1;
+	if (xk_snprintf(path, sizeof(path), "%s/%s/Makefile", t->src, dir) ||
+	    (xk_read_file(path, &text, NULL) &&
+	     (xk_snprintf(path, sizeof(path), "%s/%s/Kbuild", t->src, dir) ||
+	      xk_read_file(path, &text, NULL))))
+		return -1;
+	/* one logical line at a time: continuations joined */
+	for (char *p = text; *p; p++)
+		if (*p == '\\' && p[1] == '\n')
+			p[0] = p[1] = ' ';
+	for (char *line = text; *line && verdict != 1;) {
+		char *end = strchrnul(line, '\n'), *op, comp[256];
+		bool last = !*end;
+		int on;
+
+		*end = '\0';
+		op = strstr(line, "+=");
+		if (!op)
+			op = strstr(line, ":=");
+		if (!op)
+			op = strchr(line, '=');
+		if (op && line[0] != '#') {
+			char lhs[256];
+
+			xk_snprintf(lhs, sizeof(lhs), "%.*s", (int)(op - line), line);
+			xk_trim(lhs);
+			on = lhs_condition(lhs, config, comp, sizeof(comp));
+			if (on >= 0 && rhs_names(op + (op[1] == '=' ? 2 : 1),
+						 slash ? slash + 1 : obj)) {
+				char parent[512];
+
+				if (on && comp[0] &&
+				    !xk_snprintf(parent, sizeof(parent), "%s%s%s",
+						 dir, dir[0] ? "/" : "", comp))
+					on = kbuild_built(t, config, parent, depth + 1);
+				if (on != -1 && (verdict == -1 || on == 1))
+					verdict = on;
+			}
+		}
+		line = last ? end : end + 1;
+	}
+	free(text);
+	return verdict;
+}
+
 /* Every .c under the directory of the definition that names the constant. */
 int find_objects(const struct xk_kernel *k, const struct tree *t,
 			const struct xk_constant *c, struct xk_build_result *res)
 {
-	char dir[256], *hits = NULL, *save = NULL;
+	char dir[256], *hits = NULL, *save = NULL, *config = NULL;
 	const char *src_list = c->objects;
-	int err = 0;
+	int err = 0, skipped = 0;
 
 	if (!src_list[0]) {
 		const char *argv[] = { "grep", "-rlw", "--include=*.c", c->name,
@@ -214,11 +372,15 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 			src_list = c->file;
 		}
 	}
+	/* a kernel's objects: only those this configuration builds */
+	if (!t->module && !c->objects[0] && xk_read_file(k->config, &config, NULL))
+		config = NULL;
 	{
 		char *copy = strdup(src_list);
 
 		if (!copy) {
 			free(hits);
+			free(config);
 			return xk_err(-ENOMEM, "%s: out of memory", __func__);
 		}
 		for (char *f = strtok_r(copy, " \n", &save); f && !err;
@@ -229,6 +391,16 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 				f += 2, n -= 2;
 			if (n < 3 || (strcmp(f + n - 2, ".c") && strcmp(f + n - 2, ".o")))
 				continue;
+			if (config) {
+				char o[256];
+
+				if (!xk_snprintf(o, sizeof(o), "%.*s.o", (int)(n - 2), f) &&
+				    kbuild_built(t, config, o, 0) == 0) {
+					pr_debug("%s: not built in this configuration\n", o);
+					skipped++;
+					continue;
+				}
+			}
 			if (res->nr_objects == XK_BUILD_MAX_OBJECTS) {
 				err = xk_err(-E2BIG, "%s is used in more than %d "
 						     "objects; list them with objects=",
@@ -241,8 +413,10 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 		free(copy);
 	}
 	free(hits);
+	free(config);
 	if (!err && !res->nr_objects)
-		err = xk_err(-ENOENT, "no object of %s uses %s", k->release, c->name);
+		err = xk_err(-ENOENT, "no object of %s uses %s%s", k->release, c->name,
+			     skipped ? " (among those its configuration builds)" : "");
 	return err;
 }
 
