@@ -96,6 +96,7 @@ guest_json() {
 	expect_eq output "$(printf '%s' "$out" | jq -r .output)" "$rel"
 }
 
+t "the harness fails a test on its first failed check" tests/cli/test_harness.sh
 t "help page for every command" help_pages
 t "unknown release is named" unknown_release
 t "malformed release is refused" malformed_release
