@@ -44,6 +44,12 @@ static const struct page pages[] = {
 "OPTIONS\n"
 "    -j, --json     print the result of any command as one JSON object\n"
 "    -q, --quiet    print no progress messages\n"
+"    -h, --help     print the help page of the command (xk vm run -h)\n"
+"    -V, --version  the version of xk\n"
+"\n"
+"    Options, these and a command's own, may stand anywhere after xk,\n"
+"    before or after the command's arguments (xk gen NAME -j); \"--\" ends\n"
+"    them. For xk vm run, the guest's command line ends them too.\n"
 "\n"
 "ENVIRONMENT\n"
 "    XK_CACHE       cache directory (default ~/.cache/xkernel)\n"
@@ -345,11 +351,12 @@ int print_help(const char *topic)
 	return -ENOENT;
 }
 
-int do_help(int argc, char **argv)
+static int do_help(void *args, int argc, char **argv)
 {
 	char topic[256] = "";
 
-	for (int i = 1; i < argc; i++) {
+	(void)args;
+	for (int i = 0; i < argc; i++) {
 		size_t n = strlen(topic);
 
 		snprintf(topic + n, sizeof(topic) - n, "%s%s", n ? " " : "",
@@ -362,3 +369,5 @@ int do_help(int argc, char **argv)
 	}
 	return 0;
 }
+
+const struct cli_cmd cmd_help = { "help", do_help, .max_args = -1 };
