@@ -83,7 +83,8 @@ struct cli_cmd {
 
 /*
  * Reads the words after a command's own: options into c->args and the global
- * flags, positionals moved to the front of argv, *argc set to their number.
+ * flags, positionals moved to the front of argv (NULL after them), *argc
+ * set to their number.
  * Returns CLI_RUN when the command is to run, else xk's exit status (a usage
  * error reported, or the help page printed).
  */

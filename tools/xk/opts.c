@@ -221,5 +221,6 @@ int cli_parse(const struct cli_cmd *c, int *argc, char **argv)
 		return p_usage(c->topic, "unexpected argument '%s'",
 			       argv[c->max_args]);
 	*argc = n;
+	argv[n] = NULL;		/* a command line for exec (vm run) */
 	return CLI_RUN;
 }
