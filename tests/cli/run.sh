@@ -75,6 +75,19 @@ command_help() {
 	expect_eq "xk -q gen -h" "$($XK -q gen -h)" "$($XK help gen)"
 }
 
+# docs/man holds one man page per help topic, made from the help text
+man_pages() {
+	local topic page
+	out=$(tools/xk/gen-man.sh --check $XK docs/man) || die "$out"
+	command -v man >/dev/null || return 0
+	while IFS= read -r topic; do
+		page=docs/man/xk${topic:+-${topic// /-}}.1
+		# shellcheck disable=SC2086
+		expect_match "$page" "$(MANWIDTH=200 man -l "$page" 2>/dev/null)" \
+			"$($XK help $topic | sed -n 2p | sed 's/^ *//')"
+	done < <($XK help --topics)
+}
+
 # global options after the command and its arguments: same output
 global_options_anywhere() {
 	local strip='del(.build_seconds, .analysis_seconds)'
@@ -179,6 +192,7 @@ t "kernel info -j is JSON" json_info
 t "errors are JSON under -j" json_error
 t "bad option value is a usage error" bad_option_value
 t "xk COMMAND -h prints its help page" command_help
+t "a man page per help topic, up to date" man_pages
 t "global options anywhere: xk gen NAME -j is xk -j gen NAME" global_options_anywhere
 t "a command's options before or after its arguments" options_after_arguments
 t "guest command's exit status comes back" guest_status_comes_back
