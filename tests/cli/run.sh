@@ -3,7 +3,7 @@
 # The xk command line on the host: help pages, errors named by their cause,
 # JSON output, and the guest harness's exit status and timeout.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 . tests/lib.sh
 XK=build/xk
 
@@ -64,6 +64,7 @@ command_help() {
 	local topic want
 	for topic in kernel "kernel fetch" "kernel info" vm "vm run" "vm shell" \
 		build gen load set unload status help version; do
+		# shellcheck disable=SC2086
 		want=$($XK help $topic) || die "no help page for '$topic'"
 		# shellcheck disable=SC2086
 		expect_eq "xk $topic -h" "$($XK $topic -h)" "$want"
@@ -86,6 +87,29 @@ man_pages() {
 		expect_match "$page" "$(MANWIDTH=200 man -l "$page" 2>/dev/null)" \
 			"$($XK help $topic | sed -n 2p | sed 's/^ *//')"
 	done < <($XK help --topics)
+}
+
+# tools/completion/xk.bash completes commands, options, choices, constants
+completion() {
+	# shellcheck disable=SC1091
+	. tools/completion/xk.bash
+	comp() {
+		COMP_WORDS=("$XK" "$@")
+		COMP_CWORD=$#
+		COMPREPLY=()
+		_xk
+		echo "${COMPREPLY[*]}"
+	}
+	expect_eq "xk k" "$(comp k)" kernel
+	expect_eq "xk kernel" "$(comp kernel "")" "fetch info"
+	expect_eq "xk -j vm r" "$(comp -j vm r)" run
+	expect_eq "xk set X=1 --mo" "$(comp set X=1 --mo)" --mode
+	expect_eq "xk set --mode" "$(comp set --mode "")" "immediate global per-task"
+	expect_eq "xk gen BLK_MAX" "$(comp gen BLK_MAX)" BLK_MAX_REQUEST_COUNT
+	expect_eq "xk set BLK_MAX" "$(comp set BLK_MAX)" BLK_MAX_REQUEST_COUNT=
+	expect_eq "xk help vm" "$(comp help vm "")" "run shell"
+	expect_eq "xk kernel info --field rel" "$(comp kernel info --field rel)" release
+	expect_eq "xk vm run -- -j" "$(comp vm run -- --tim)" ""
 }
 
 # global options after the command and its arguments: same output
@@ -193,6 +217,7 @@ t "errors are JSON under -j" json_error
 t "bad option value is a usage error" bad_option_value
 t "xk COMMAND -h prints its help page" command_help
 t "a man page per help topic, up to date" man_pages
+t "bash completion of commands, options and constants" completion
 t "global options anywhere: xk gen NAME -j is xk -j gen NAME" global_options_anywhere
 t "a command's options before or after its arguments" options_after_arguments
 t "guest command's exit status comes back" guest_status_comes_back

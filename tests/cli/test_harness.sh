@@ -4,7 +4,7 @@
 # failed check, not only on its last: a suite of deliberate failures runs
 # in a child shell, and its TAP lines are checked here. Needs no guest.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 . tests/lib.sh
 
 # runs the suite given as shell text; prints its TAP and its status

@@ -90,6 +90,11 @@ struct cli_cmd {
  */
 #define CLI_RUN (-1)
 int cli_parse(const struct cli_cmd *c, int *argc, char **argv);
+/* The command of a topic ("vm run"; "": xk itself), or NULL. */
+const struct cli_cmd *cli_command(const char *topic);
+/* Its options, then the global ones, one a line: --name, --name= when it
+ * takes a value, --name=a|b|c for a choice (for shell completion). */
+void cli_print_options(const struct cli_cmd *c);
 /* Parses a number as options do: 0, or a usage error of topic reported. */
 int cli_number(const char *topic, const char *s, long long *v);
 

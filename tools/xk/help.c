@@ -337,6 +337,7 @@ static const struct page pages[] = {
 "SYNOPSIS\n"
 "    xk help [--man] [OBJECT [COMMAND]]\n"
 "    xk help --topics\n"
+"    xk help --options [OBJECT [COMMAND]]\n"
 "\n"
 "DESCRIPTION\n"
 "    Prints the help page of a command; xk OBJECT COMMAND -h does too.\n"
@@ -345,7 +346,10 @@ static const struct page pages[] = {
 "\n"
 "OPTIONS\n"
 "    --man       the page as a man page (roff), e.g. xk-vm-run.1\n"
-"    --topics    every topic that has a page, one a line\n" },
+"    --topics    every topic that has a page, one a line\n"
+"    --options   the options of a command, one a line: --name, --name=\n"
+"                when it takes a value, --name=a|b|c for a choice (what\n"
+"                tools/completion/xk.bash completes)\n" },
 { "version",
 "NAME\n"
 "    xk version - print the version of xk\n" },
@@ -432,7 +436,7 @@ static int print_man(const char *topic)
 }
 
 struct help_args {
-	bool man, topics;
+	bool man, topics, options;
 };
 
 static int do_help(void *args, int argc, char **argv)
@@ -451,7 +455,11 @@ static int do_help(void *args, int argc, char **argv)
 		snprintf(topic + n, sizeof(topic) - n, "%s%s", n ? " " : "",
 			 argv[i]);
 	}
-	if (a->man ? print_man(topic) : print_help(topic)) {
+	if (a->options && cli_command(topic)) {
+		cli_print_options(cli_command(topic));
+		return 0;
+	}
+	if (a->options || (a->man ? print_man(topic) : print_help(topic))) {
 		p_err("no help page for '%s'; 'xk help' lists the commands",
 		      topic);
 		return XK_EXIT_USAGE;
@@ -463,6 +471,7 @@ static struct help_args help_args;
 static const struct cli_opt help_opts[] = {
 	{ "man", 0, CLI_FLAG, offsetof(struct help_args, man) },
 	{ "topics", 0, CLI_FLAG, offsetof(struct help_args, topics) },
+	{ "options", 0, CLI_FLAG, offsetof(struct help_args, options) },
 	{ NULL },
 };
 

@@ -106,6 +106,16 @@ static const struct cli_cmd *const commands[] = {
 	&cmd_help, &cmd_version,
 };
 
+const struct cli_cmd *cli_command(const char *topic)
+{
+	if (!topic[0])
+		return &root;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i]->topic, topic))
+			return commands[i];
+	return NULL;
+}
+
 /* The command named by the words of an object's topic and then word. */
 static const struct cli_cmd *find_command(const char *object, const char *word)
 {
@@ -113,10 +123,7 @@ static const struct cli_cmd *find_command(const char *object, const char *word)
 
 	snprintf(topic, sizeof(topic), "%s%s%s", object, object[0] ? " " : "",
 		 word);
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(commands[i]->topic, topic))
-			return commands[i];
-	return NULL;
+	return cli_command(topic);
 }
 
 int main(int argc, char **argv)

@@ -196,6 +196,20 @@ static int parse_word(struct parse *p, int argc, char **argv, int i)
 	return i;
 }
 
+void cli_print_options(const struct cli_cmd *c)
+{
+	const struct cli_opt *tables[] = { c->opts, global_opts };
+
+	for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+		for (const struct cli_opt *o = tables[t]; o && o->name; o++) {
+			printf("--%s%s", o->name, takes_value(o) ? "=" : "");
+			for (int i = 0; o->kind == CLI_ENUM && o->names[i]; i++)
+				printf("%s%s", i ? "|" : "", o->names[i]);
+			putchar('\n');
+		}
+	}
+}
+
 int cli_parse(const struct cli_cmd *c, int *argc, char **argv)
 {
 	struct parse p = { .cmd = c };
