@@ -25,7 +25,7 @@ extern struct json *jw;
 
 /* One place where errors are reported: text on stderr, or JSON on stdout. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Reports the library's last error after a failed call; returns XK_EXIT_FAIL. */
+/* Reports the library's last error after a failed call: XK_EXIT_FAIL. */
 int p_lib_err(const char *what, int err);
 /* Usage error: names the problem and the help topic; returns XK_EXIT_USAGE. */
 int p_usage(const char *topic, const char *fmt, ...)

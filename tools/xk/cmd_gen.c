@@ -308,5 +308,9 @@ static int do_build_gen(void *args, int argc, char **argv)
 
 static struct gen_args build_args, gen_args = { .gen = true };
 
-const struct cli_cmd cmd_build = { "build", do_build_gen, gen_opts, &build_args, -1 };
-const struct cli_cmd cmd_gen = { "gen", do_build_gen, gen_opts, &gen_args, -1 };
+const struct cli_cmd cmd_build = {
+	"build", do_build_gen, gen_opts, &build_args, -1,
+};
+const struct cli_cmd cmd_gen = {
+	"gen", do_build_gen, gen_opts, &gen_args, -1,
+};

@@ -13,7 +13,9 @@
 #include "xk/scope.h"
 
 /* indexed by enum xk_mode */
-static const char *const mode_names[] = { "immediate", "global", "per-task", NULL };
+static const char *const mode_names[] = {
+	"immediate", "global", "per-task", NULL,
+};
 
 const struct cli_opt load_opts[] = {
 	{ "value", 'v', CLI_NUM, offsetof(struct load_args, value) },
