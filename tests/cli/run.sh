@@ -3,7 +3,7 @@
 # The xk command line on the host: help pages, errors named by their cause,
 # JSON output, and the guest harness's exit status and timeout.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 . tests/lib.sh
 XK=build/xk
 
@@ -58,10 +58,121 @@ bad_option_value() {
 	expect_match message "$out" "--timeout must be a number"
 }
 
+# options after "--" (and after the guest's command) are the guest's
+# every command's -h and --help, anywhere, is its help page
+command_help() {
+	local topic want
+	for topic in kernel "kernel fetch" "kernel info" vm "vm run" "vm shell" \
+		build gen load set unload status help version; do
+		# shellcheck disable=SC2086
+		want=$($XK help $topic) || die "no help page for '$topic'"
+		# shellcheck disable=SC2086
+		expect_eq "xk $topic -h" "$($XK $topic -h)" "$want"
+		# shellcheck disable=SC2086
+		expect_eq "xk $topic --help" "$($XK $topic --help)" "$want"
+	done
+	expect_eq "xk -h" "$($XK -h)" "$($XK help)"
+	expect_eq "xk set X=1 -h" "$($XK set X=1 -h)" "$($XK help set)"
+	expect_eq "xk -q gen -h" "$($XK -q gen -h)" "$($XK help gen)"
+}
+
+# docs/man holds one man page per help topic, made from the help text
+man_pages() {
+	local topic page
+	out=$(tools/xk/gen-man.sh --check $XK docs/man) || die "$out"
+	command -v man >/dev/null || return 0
+	while IFS= read -r topic; do
+		page=docs/man/xk${topic:+-${topic// /-}}.1
+		# shellcheck disable=SC2086
+		expect_match "$page" "$(MANWIDTH=200 man -l "$page" 2>/dev/null)" \
+			"$($XK help $topic | sed -n 2p | sed 's/^ *//')"
+	done < <($XK help --topics)
+}
+
+# tools/completion/xk.bash completes commands, options, choices, constants
+completion() {
+	# shellcheck disable=SC1091
+	. tools/completion/xk.bash
+	comp() {
+		COMP_WORDS=("$XK" "$@")
+		COMP_CWORD=$#
+		COMPREPLY=()
+		_xk
+		echo "${COMPREPLY[*]}"
+	}
+	expect_eq "xk k" "$(comp k)" kernel
+	expect_eq "xk kernel" "$(comp kernel "")" "fetch info"
+	expect_eq "xk -j vm r" "$(comp -j vm r)" run
+	expect_eq "xk set X=1 --mo" "$(comp set X=1 --mo)" --mode
+	expect_eq "xk set --mode" "$(comp set --mode "")" "immediate global per-task"
+	expect_eq "xk gen BLK_MAX" "$(comp gen BLK_MAX)" BLK_MAX_REQUEST_COUNT
+	expect_eq "xk set BLK_MAX" "$(comp set BLK_MAX)" BLK_MAX_REQUEST_COUNT=
+	expect_eq "xk help vm" "$(comp help vm "")" "run shell"
+	expect_eq "xk kernel info --field rel" "$(comp kernel info --field rel)" release
+	expect_eq "xk vm run -- -j" "$(comp vm run -- --tim)" ""
+}
+
+# global options after the command and its arguments: same output
+global_options_anywhere() {
+	local strip='del(.build_seconds, .analysis_seconds)'
+	expect_eq "gen --list -j" "$($XK gen --list -j)" "$($XK -j gen --list)"
+	$XK gen --list -j | jq -e 'length > 0' >/dev/null || die "not JSON"
+	expect_eq "gen NAME -j" \
+		"$($XK gen BLK_MAX_REQUEST_COUNT -q -j | jq -S "$strip")" \
+		"$($XK -q -j gen BLK_MAX_REQUEST_COUNT | jq -S "$strip")"
+	expect_eq "kernel info --field release -j" \
+		"$($XK kernel info -j --field release)" \
+		"$($XK -j kernel info --field release)"
+	expect_eq "version -j" "$($XK version -j | jq -r .version)" \
+		"$($XK -j version | jq -r .version)"
+	# a usage error before the -j is JSON too
+	out=$($XK set X=1 --bogus -j 2>/dev/null)
+	expect_match "JSON error" "$(printf '%s' "$out" | jq -r .error)" \
+		"unknown option '--bogus'"
+}
+
+# a command's options before or after its arguments; "--" ends them
+options_after_arguments() {
+	local args
+	for args in "X=1 --mode bogus" "--mode bogus X=1" "X=1 --mode=bogus" \
+		"X=1 -m bogus" "-mbogus X=1"; do
+		# shellcheck disable=SC2086
+		out=$($XK set $args 2>&1)
+		expect_eq "set $args: status" $? 2
+		expect_match "set $args" "$out" \
+			"--mode is immediate, global or per-task, not 'bogus'"
+	done
+	out=$($XK load BLK_MAX_REQUEST_COUNT --timeout 0 2>&1)
+	expect_eq "load --timeout 0: status" $? 2
+	expect_match "load NAME --timeout 0" "$out" "--timeout is 1 to 600000 ms"
+	out=$($XK load BLK_MAX_REQUEST_COUNT --param a=1 2>&1)
+	expect_eq "load --param: status" $? 2
+	expect_match "load NAME --param" "$out" \
+		"--param sets a parameter of a --policy"
+	out=$($XK set BLK_MAX_REQUEST_COUNT=x --mode global 2>&1)
+	expect_eq "set NAME=x: status" $? 2
+	expect_match "set NAME=x" "$out" "'x' is not a number"
+	out=$($XK set -- X=1 --mode 2>&1)
+	expect_eq "set -- X=1 --mode: status" $? 2
+	expect_match "set -- ... --mode" "$out" "'--mode' is not NAME=VALUE"
+	out=$($XK gen --list BLK_MAX_REQUEST_COUNT --nosuch 2>&1)
+	expect_eq "gen --nosuch: status" $? 2
+	expect_match "gen --nosuch" "$out" "unknown option '--nosuch' \(see 'xk help gen'\)"
+	out=$($XK kernel info --field 2>&1)
+	expect_eq "kernel info --field: status" $? 2
+	expect_match "kernel info --field" "$out" "--field needs a value"
+	expect_eq "kernel info --field=release" "$($XK kernel info --field=release)" \
+		"$($XK kernel info -f release)"
+	out=$($XK vm run --smp 0 -- true 2>&1)
+	expect_eq "vm run --smp 0: status" $? 2
+	expect_match "vm run --smp 0" "$out" "--smp must be a number from 1 to 64, not '0'"
+}
+
 guest_status_comes_back() {
-	out=$($XK vm run --timeout 300 -- sh -c 'echo from-guest; exit 7' 2>&1)
+	out=$($XK vm run --timeout 300 -- sh -c 'echo from-guest "$@"; exit 7' \
+		sh -j --json -h -- -q 2>&1)
 	expect_eq status $? 7
-	expect_match output "$out" "^from-guest$"
+	expect_match output "$out" "^from-guest -j --json -h -- -q$"
 }
 
 guest_missing_command() {
@@ -90,12 +201,13 @@ hello"
 }
 
 guest_json() {
-	out=$($XK -j vm run --timeout 300 -- uname -r)
+	out=$($XK vm run --timeout 300 -j -- uname -r)
 	rel=$($XK kernel info --field release)
 	expect_eq exit_status "$(printf '%s' "$out" | jq -r .exit_status)" 0
 	expect_eq output "$(printf '%s' "$out" | jq -r .output)" "$rel"
 }
 
+t "the harness fails a test on its first failed check" tests/cli/test_harness.sh
 t "help page for every command" help_pages
 t "unknown release is named" unknown_release
 t "malformed release is refused" malformed_release
@@ -103,6 +215,11 @@ t "no network to the mirror is reported" no_network
 t "kernel info -j is JSON" json_info
 t "errors are JSON under -j" json_error
 t "bad option value is a usage error" bad_option_value
+t "xk COMMAND -h prints its help page" command_help
+t "a man page per help topic, up to date" man_pages
+t "bash completion of commands, options and constants" completion
+t "global options anywhere: xk gen NAME -j is xk -j gen NAME" global_options_anywhere
+t "a command's options before or after its arguments" options_after_arguments
 t "guest command's exit status comes back" guest_status_comes_back
 t "guest command not found is 127" guest_missing_command
 t "hung guest is killed with the console tail" guest_hang_times_out

@@ -4,6 +4,7 @@
 #define XK_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "json.h"
 #include "banned.h"
@@ -16,41 +17,130 @@
 #define XK_EXIT_TIMEOUT 124
 #define XK_EXIT_HARNESS 125
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 extern bool json_output;
 extern bool quiet;
 extern struct json *jw;
 
 /* One place where errors are reported: text on stderr, or JSON on stdout. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Reports the library's last error after a failed call; returns XK_EXIT_FAIL. */
+/* Reports the library's last error after a failed call: XK_EXIT_FAIL. */
 int p_lib_err(const char *what, int err);
-/* Usage error: names the problem and the help topic. */
+/* Usage error: names the problem and the help topic; returns XK_EXIT_USAGE. */
 int p_usage(const char *topic, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-struct cmd {
-	const char *name;
-	int (*fn)(int argc, char **argv);
+/*
+ * Options (opts.c): each command describes its options in a table, and one
+ * parser reads them, anywhere on the command line, together with the global
+ * ones (-j/--json, -q/--quiet, -h/--help: that command's help page).
+ * A value goes to the field at .off in the command's .args, or to .var.
+ */
+enum cli_kind {
+	CLI_FLAG,	/* bool: true when given */
+	CLI_STR,	/* const char *: the argument */
+	CLI_INT,	/* int: a decimal number from .min to .max */
+	CLI_NUM,	/* struct cli_num: any number (strtoll base 0) */
+	CLI_ENUM,	/* int: the index of the argument in .names */
+	CLI_LIST,	/* struct cli_list: each argument appended */
+	CLI_HELP,	/* prints the command's help page; it does not run */
 };
-/* Runs the entry of cmds named by argv[0]; topic names the help page. */
-int cmd_select(const struct cmd *cmds, int argc, char **argv,
-	       const char *topic);
 
-int do_kernel(int argc, char **argv);
-int do_vm(int argc, char **argv);
-int do_help(int argc, char **argv);
-int do_build_cmd(int argc, char **argv);
-int do_gen_cmd(int argc, char **argv);
-int do_load_cmd(int argc, char **argv);
-int do_set_cmd(int argc, char **argv);
-int do_unload_cmd(int argc, char **argv);
-int do_status_cmd(int argc, char **argv);
-const char *catalog_path(const char *opt);
+struct cli_opt {
+	const char *name;		/* --name */
+	char short_name;		/* -c, or 0 */
+	enum cli_kind kind;
+	size_t off;			/* of the field in the command's args */
+	long long min, max;		/* CLI_INT */
+	const char *const *names;	/* CLI_ENUM: NULL-terminated */
+	const char *range;		/* CLI_INT: "1 to 600000 ms": says
+					   "--name is RANGE" when out of it */
+	bool *var;			/* CLI_FLAG: this instead of .off */
+};
+
+struct cli_num {
+	long long n;
+	bool given;
+};
+
+#define CLI_LIST_MAX 32
+struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	int n;
+};
+
+struct cli_cmd {
+	const char *topic;	/* its words ("vm run"), and its help page */
+	/* argv: the positional arguments, options taken out */
+	int (*fn)(void *args, int argc, char **argv);
+	const struct cli_opt *opts;	/* ends with { NULL }; NULL: none */
+	void *args;		/* where the options go, with the defaults */
+	int max_args;		/* more positionals are a usage error; -1: any */
+	bool args_end_options;	/* the first positional ends the options:
+				   the rest is a command line (vm run) */
+};
+
+/*
+ * Reads the words after a command's own: options into c->args and the global
+ * flags, positionals moved to the front of argv (NULL after them), *argc
+ * set to their number.
+ * Returns CLI_RUN when the command is to run, else xk's exit status (a usage
+ * error reported, or the help page printed).
+ */
+#define CLI_RUN (-1)
+int cli_parse(const struct cli_cmd *c, int *argc, char **argv);
+/* The command of a topic ("vm run"; "": xk itself), or NULL. */
+const struct cli_cmd *cli_command(const char *topic);
+/* Its options, then the global ones, one a line: --name, --name= when it
+ * takes a value, --name=a|b|c for a choice (for shell completion). */
+void cli_print_options(const struct cli_cmd *c);
+/* Parses a number as options do: 0, or a usage error of topic reported. */
+int cli_number(const char *topic, const char *s, long long *v);
+
+/* the commands, one per cmd_*.c */
+extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_vm_run,
+	cmd_vm_shell, cmd_build, cmd_gen, cmd_load, cmd_set, cmd_unload,
+	cmd_status, cmd_help, cmd_version;
+
+/*
+ * The runtime half: xk load, set, unload and status (cmd_load.c, cmd_set.c,
+ * cmd_unload.c, cmd_status.c) and the cache of scope tables (table_cache.c).
+ */
+struct xk_scope;
+struct xk_rt_result;
+
+/* The options of load and set. */
+struct load_args {
+	const char *catalog;
+	struct cli_num value;		/* --value */
+	int mode;			/* enum xk_mode */
+	int timeout_ms;
+	const char *policy;		/* load: a BPF object */
+	struct cli_list params;		/* load --param NAME=VALUE */
+};
+extern const struct cli_opt load_opts[];
+const char *mode_name(int mode);
+/* /dev/xkernel, loading the module built beside xk if it is not there. */
+int open_runtime(void);
+/* Arms the table arg names (see table_load); xk's exit status. */
+int load_table(const char *arg, const struct load_args *a);
+/* Prints what a load or set changed. */
+void report_change(const char *verb, const char *name, long long from,
+		   long long to, const struct xk_rt_result *r, int mode);
+
+/* Where the cache keeps constant name's table; its directory made. */
+void table_cache_path(const struct xk_kernel *k, const char *name,
+		      char *path, size_t size);
+/* The table arg names, for the running kernel (table_cache.c). */
+int table_load(const char *arg, const char *catalog, struct xk_scope *t,
+	       char *path, size_t size);
 
 /* Prints the help page of a topic ("vm run"); -ENOENT if there is none. */
 int print_help(const char *topic);
 
 /* Common option: --release R (parsed by each command). */
 int kernel_for_command(const char *release, struct xk_kernel *k);
+const char *catalog_path(const char *opt);
 
 #endif

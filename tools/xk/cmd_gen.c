@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* xk build | gen: the offline half, from a constant to its scope table. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -36,43 +34,24 @@ const char *catalog_path(const char *opt)
 }
 
 struct gen_args {
+	bool gen;		/* xk gen, else xk build */
 	const char *release, *catalog, *output, *glue;
 	bool explain, list, no_identity;
 	int jobs;
 };
 
-static int parse_gen_args(const char *topic, int argc, char **argv,
-			  struct gen_args *a)
-{
-	static const struct option opts[] = {
-		{ "release", required_argument, NULL, 'r' },
-		{ "catalog", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "explain", no_argument, NULL, 'e' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "jobs", required_argument, NULL, 'J' },
-		{ "no-identity", no_argument, NULL, 'I' },
-		{ "glue", required_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "r:c:o:elJ:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r': a->release = optarg; break;
-		case 'c': a->catalog = optarg; break;
-		case 'o': a->output = optarg; break;
-		case 'e': a->explain = true; break;
-		case 'l': a->list = true; break;
-		case 'J': a->jobs = (int)strtol(optarg, NULL, 10); break;
-		case 'I': a->no_identity = true; break;
-		case 'g': a->glue = optarg; break;
-		default: return -p_usage(topic, "bad option");
-		}
-	}
-	return optind;
-}
+/* build and gen take the same options */
+static const struct cli_opt gen_opts[] = {
+	{ "release", 'r', CLI_STR, offsetof(struct gen_args, release) },
+	{ "catalog", 'c', CLI_STR, offsetof(struct gen_args, catalog) },
+	{ "output", 'o', CLI_STR, offsetof(struct gen_args, output) },
+	{ "explain", 'e', CLI_FLAG, offsetof(struct gen_args, explain) },
+	{ "list", 'l', CLI_FLAG, offsetof(struct gen_args, list) },
+	{ "jobs", 'J', CLI_INT, offsetof(struct gen_args, jobs), 0, 4096 },
+	{ "no-identity", 0, CLI_FLAG, offsetof(struct gen_args, no_identity) },
+	{ "glue", 0, CLI_STR, offsetof(struct gen_args, glue) },
+	{ NULL },
+};
 
 static int list_catalog(const char *catalog)
 {
@@ -100,19 +79,20 @@ static int list_catalog(const char *catalog)
 	return 0;
 }
 
-/* Common to build and gen: kernel, constant, build. */
+/* Common to build and gen: the one constant named, its kernel, its build. */
 static int build_constant(const char *topic, const struct gen_args *a,
-			  const char *name, struct xk_kernel *k,
+			  int argc, char **argv, struct xk_kernel *k,
 			  struct xk_constant *c, struct xk_build_result *b)
 {
 	XK_OPTS(xk_build_opts, bo, .jobs = a->jobs, .progress = !quiet && !json_output,
 		.skip_identity = a->no_identity);
 	int err;
 
-	(void)topic;
+	if (argc != 1)
+		return p_usage(topic, "name one constant");
 	if (kernel_for_command(a->release, k))
 		return XK_EXIT_FAIL;
-	err = xk_catalog_find(catalog_path(a->catalog), name, c);
+	err = xk_constant_resolve(catalog_path(a->catalog), argv[0], c);
 	if (err)
 		return p_lib_err("constant", err);
 	err = xk_build(k, c, &bo, b);
@@ -149,37 +129,24 @@ static void json_build(const struct xk_constant *c, const struct xk_build_result
 	json_double(jw, "build_seconds", b->seconds);
 }
 
-static int do_build(int argc, char **argv)
+/* xk build's report */
+static int print_build(const struct xk_constant *c,
+		       const struct xk_build_result *b)
 {
-	struct gen_args a = { 0 };
-	struct xk_build_result b;
-	struct xk_constant c;
-	struct xk_kernel k;
-	int first = parse_gen_args("build", argc, argv, &a), err;
-
-	if (first < 0)
-		return -first;
-	if (a.list)
-		return list_catalog(catalog_path(a.catalog));
-	if (first != argc - 1)
-		return p_usage("build", "name one constant");
-	err = build_constant("build", &a, argv[first], &k, &c, &b);
-	if (err)
-		return err;
 	if (json_output) {
 		json_begin_object(jw, NULL);
-		json_build(&c, &b);
+		json_build(c, b);
 		json_end_object(jw);
 		return 0;
 	}
 	printf("%s (%s:%d, default %lld): %d object%s, values %lld %lld %lld; "
 	       "%d compiled, %d cached, %d functions identical to the shipped "
 	       "kernel, %.1f s\n",
-	       c.name, c.file, c.line, c.def, b.nr_objects,
-	       b.nr_objects == 1 ? "" : "s", b.value[0], b.value[1], b.value[2],
-	       b.compiled, b.cached, b.identical, b.seconds);
-	for (int i = 0; i < b.nr_objects; i++)
-		printf("  %s\n", b.object[i]);
+	       c->name, c->file, c->line, c->def, b->nr_objects,
+	       b->nr_objects == 1 ? "" : "s", b->value[0], b->value[1], b->value[2],
+	       b->compiled, b->cached, b->identical, b->seconds);
+	for (int i = 0; i < b->nr_objects; i++)
+		printf("  %s\n", b->object[i]);
 	return 0;
 }
 
@@ -240,111 +207,110 @@ static void print_span(const struct xk_build_result *b, int i,
 		explain_span(b, s);
 }
 
-static int do_gen(int argc, char **argv)
+static void json_span(const struct xk_scope_span *s)
 {
-	struct gen_args a = { 0 };
-	struct xk_build_result b;
-	struct xk_constant c;
-	struct xk_kernel k;
+	json_begin_object(jw, NULL);
+	json_str(jw, "object", s->object);
+	json_str(jw, "function", s->func);
+	json_int(jw, "start", s->start);
+	json_str(jw, "class", xk_span_class_name(s->cls));
+	if (s->cls == XK_SPAN_UNSUPPORTED) {
+		json_str(jw, "why", s->why);
+		json_end_object(jw);
+		return;
+	}
+	json_int(jw, "probe", s->probe);
+	json_bool(jw, "optimizable", s->optimizable);
+	json_begin_array(jw, "fit");
+	for (int p = 0; p < s->nr_params; p++) {
+		json_begin_array(jw, NULL);
+		json_int(jw, NULL, s->fit[p][0]);
+		json_int(jw, NULL, s->fit[p][1]);
+		json_end_array(jw);
+	}
+	json_end_array(jw);
+	json_begin_array(jw, "state");
+	for (int l = 0; l < s->nr_locs; l++)
+		json_str(jw, NULL, s->locs[l].text);
+	json_end_array(jw);
+	json_int(jw, "safe_span_insns", s->slice_len);
+	json_end_object(jw);
+}
+
+/* xk gen: the constant built, analysed into its scope table */
+static int gen(const struct gen_args *a, struct xk_kernel *k,
+	       struct xk_constant *c, struct xk_build_result *b)
+{
 	struct xk_scope t;
 	char out[XK_PATH_MAX + 256];
 	double t0 = xk_now(), gen_s;
-	int first = parse_gen_args("gen", argc, argv, &a), err;
+	int err = xk_gen(k, c, b, &t);
 
-	if (first < 0)
-		return -first;
-	if (a.list)
-		return list_catalog(catalog_path(a.catalog));
-	if (first != argc - 1)
-		return p_usage("gen", "name one constant");
-	err = build_constant("gen", &a, argv[first], &k, &c, &b);
-	if (err)
-		return err;
-	t0 = xk_now();
-	err = xk_gen(&k, &c, &b, &t);
 	if (err)
 		return p_lib_err("gen", err);
 	gen_s = xk_now() - t0;
-	if (a.output)
-		snprintf(out, sizeof(out), "%s", a.output);
+	if (a->output)
+		snprintf(out, sizeof(out), "%s", a->output);
 	else
-		snprintf(out, sizeof(out), "%s/scopes/%s.scope", k.dir, c.name);
-	if (!a.output) {
-		char dir[XK_PATH_MAX + 16];
-
-		snprintf(dir, sizeof(dir), "%s/scopes", k.dir);
-		mkdir(dir, 0755);
-	}
+		table_cache_path(k, c->name, out, sizeof(out));
 	err = xk_scope_write(&t, out);
-	if (!err && a.glue)
-		err = xk_glue_write(&t, a.glue);
+	if (!err && a->glue)
+		err = xk_glue_write(&t, a->glue);
 	if (err) {
 		xk_scope_free(&t);
 		return p_lib_err("gen", err);
 	}
 	if (json_output) {
 		json_begin_object(jw, NULL);
-		json_build(&c, &b);
+		json_build(c, b);
 		json_str(jw, "scope_table", out);
-		if (a.glue)
-			json_str(jw, "glue", a.glue);
+		if (a->glue)
+			json_str(jw, "glue", a->glue);
 		json_double(jw, "analysis_seconds", gen_s);
 		json_int(jw, "spans", t.nr_spans);
 		json_int(jw, "supported", xk_scope_nr_supported(&t));
 		json_begin_array(jw, "span_list");
-		for (int i = 0; i < t.nr_spans; i++) {
-			const struct xk_scope_span *s = &t.spans[i];
-
-			json_begin_object(jw, NULL);
-			json_str(jw, "object", s->object);
-			json_str(jw, "function", s->func);
-			json_int(jw, "start", s->start);
-			json_str(jw, "class", xk_span_class_name(s->cls));
-			if (s->cls == XK_SPAN_UNSUPPORTED) {
-				json_str(jw, "why", s->why);
-			} else {
-				json_int(jw, "probe", s->probe);
-				json_bool(jw, "optimizable", s->optimizable);
-				json_begin_array(jw, "fit");
-				for (int p = 0; p < s->nr_params; p++) {
-					json_begin_array(jw, NULL);
-					json_int(jw, NULL, s->fit[p][0]);
-					json_int(jw, NULL, s->fit[p][1]);
-					json_end_array(jw);
-				}
-				json_end_array(jw);
-				json_begin_array(jw, "state");
-				for (int l = 0; l < s->nr_locs; l++)
-					json_str(jw, NULL, s->locs[l].text);
-				json_end_array(jw);
-				json_int(jw, "safe_span_insns", s->slice_len);
-			}
-			json_end_object(jw);
-		}
+		for (int i = 0; i < t.nr_spans; i++)
+			json_span(&t.spans[i]);
 		json_end_array(jw);
 		json_end_object(jw);
 	} else {
 		printf("%s = %lld (%s:%d): %d span%s, %d supported; build %.1f s, "
 		       "analysis %.2f s\n",
-		       c.name, c.def, c.file, c.line, t.nr_spans,
+		       c->name, c->def, c->file, c->line, t.nr_spans,
 		       t.nr_spans == 1 ? "" : "s", xk_scope_nr_supported(&t),
-		       b.seconds, gen_s);
+		       b->seconds, gen_s);
 		for (int i = 0; i < t.nr_spans; i++)
-			print_span(&b, i, &t.spans[i], a.explain);
+			print_span(b, i, &t.spans[i], a->explain);
 		printf("scope table: %s\n", out);
-		if (a.glue)
-			printf("policy glue: %s\n", a.glue);
+		if (a->glue)
+			printf("policy glue: %s\n", a->glue);
 	}
 	xk_scope_free(&t);
 	return 0;
 }
 
-int do_build_cmd(int argc, char **argv)
+static int do_build_gen(void *args, int argc, char **argv)
 {
-	return do_build(argc, argv);
+	const struct gen_args *a = args;
+	struct xk_build_result b;
+	struct xk_constant c;
+	struct xk_kernel k;
+	int err;
+
+	if (a->list)
+		return list_catalog(catalog_path(a->catalog));
+	err = build_constant(a->gen ? "gen" : "build", a, argc, argv, &k, &c, &b);
+	if (err)
+		return err;
+	return a->gen ? gen(a, &k, &c, &b) : print_build(&c, &b);
 }
 
-int do_gen_cmd(int argc, char **argv)
-{
-	return do_gen(argc, argv);
-}
+static struct gen_args build_args, gen_args = { .gen = true };
+
+const struct cli_cmd cmd_build = {
+	"build", do_build_gen, gen_opts, &build_args, -1,
+};
+const struct cli_cmd cmd_gen = {
+	"gen", do_build_gen, gen_opts, &gen_args, -1,
+};

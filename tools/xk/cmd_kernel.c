@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* xk kernel fetch | info: the target kernel in the cache. */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,126 +13,112 @@ int kernel_for_command(const char *release, struct xk_kernel *k)
 	return err ? p_lib_err("target kernel", err) : 0;
 }
 
+/* A kernel's fields in the order they are printed (config: in JSON only). */
+static const struct {
+	const char *name;
+	size_t off;
+} fields[] = {
+	{ "release", offsetof(struct xk_kernel, release) },
+	{ "version", offsetof(struct xk_kernel, version) },
+	{ "dir", offsetof(struct xk_kernel, dir) },
+	{ "vmlinuz", offsetof(struct xk_kernel, vmlinuz) },
+	{ "config", offsetof(struct xk_kernel, config) },
+	{ "headers", offsetof(struct xk_kernel, headers) },
+	{ "modules", offsetof(struct xk_kernel, modules) },
+	{ "source", offsetof(struct xk_kernel, source) },
+};
+
 static void print_kernel(const struct xk_kernel *k, double seconds)
 {
-	if (json_output) {
+	if (json_output)
 		json_begin_object(jw, NULL);
-		json_str(jw, "release", k->release);
-		json_str(jw, "version", k->version);
-		json_str(jw, "dir", k->dir);
-		json_str(jw, "vmlinuz", k->vmlinuz);
-		json_str(jw, "config", k->config);
-		json_str(jw, "headers", k->headers);
-		json_str(jw, "modules", k->modules);
-		json_str(jw, "source", k->source_prepared ? k->source : NULL);
-		if (seconds >= 0)
-			json_double(jw, "seconds", seconds);
-		json_end_object(jw);
-		return;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		const char *value = (const char *)k + fields[i].off;
+		char label[32];
+
+		if (!strcmp(fields[i].name, "source") && !k->source_prepared)
+			value = json_output ? NULL : "(not fetched; --source)";
+		snprintf(label, sizeof(label), "%s:", fields[i].name);
+		if (json_output)
+			json_str(jw, fields[i].name, value);
+		else if (strcmp(fields[i].name, "config"))
+			printf("%-9s %s\n", label, value);
 	}
-	printf("release:  %s\n", k->release);
-	printf("version:  %s\n", k->version);
-	printf("dir:      %s\n", k->dir);
-	printf("vmlinuz:  %s\n", k->vmlinuz);
-	printf("headers:  %s\n", k->headers);
-	printf("modules:  %s\n", k->modules);
-	printf("source:   %s\n", k->source_prepared ? k->source
-						    : "(not fetched; --source)");
-	if (seconds >= 0)
+	if (json_output && seconds >= 0)
+		json_double(jw, "seconds", seconds);
+	else if (seconds >= 0)
 		printf("took:     %.1f s\n", seconds);
+	if (json_output)
+		json_end_object(jw);
 }
 
-static int do_fetch(int argc, char **argv)
+struct kernel_args {
+	const char *release, *field;
+	bool no_source;
+};
+
+static int do_fetch(void *args, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "release", required_argument, NULL, 'r' },
-		{ "no-source", no_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *release = NULL;
-	bool with_source = true;
+	struct kernel_args *a = args;
+	XK_OPTS(xk_kernel_opts, o, .release = a->release,
+		.with_source = !a->no_source);
 	struct xk_kernel k;
 	double t0 = xk_now();
-	int c, err;
+	int err;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+r:", opts, NULL)) != -1) {
-		if (c == 'r')
-			release = optarg;
-		else if (c == 'n')
-			with_source = false;
-		else
-			return p_usage("kernel fetch", "bad option");
-	}
-	if (optind < argc)
-		return p_usage("kernel fetch", "unexpected argument '%s'",
-			       argv[optind]);
-	{
-		XK_OPTS(xk_kernel_opts, o, .release = release,
-			.with_source = with_source);
-
-		err = xk_kernel_fetch(&o, &k);
-	}
+	(void)argc;
+	(void)argv;
+	err = xk_kernel_fetch(&o, &k);
 	if (err)
 		return p_lib_err("kernel fetch", err);
 	print_kernel(&k, xk_now() - t0);
 	return 0;
 }
 
-static int do_info(int argc, char **argv)
+static int do_info(void *args, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "release", required_argument, NULL, 'r' },
-		{ "field", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *release = NULL, *field = NULL;
+	struct kernel_args *a = args;
 	struct xk_kernel k;
-	int c;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+r:f:", opts, NULL)) != -1) {
-		if (c == 'r')
-			release = optarg;
-		else if (c == 'f')
-			field = optarg;
-		else
-			return p_usage("kernel info", "bad option");
-	}
-	if (kernel_for_command(release, &k))
+	(void)argc;
+	(void)argv;
+	if (kernel_for_command(a->release, &k))
 		return XK_EXIT_FAIL;
-	if (field) {
-		const struct { const char *name, *value; } fields[] = {
-			{ "release", k.release }, { "version", k.version },
-			{ "dir", k.dir }, { "vmlinuz", k.vmlinuz },
-			{ "config", k.config }, { "headers", k.headers },
-			{ "modules", k.modules }, { "source", k.source },
-		};
-
-		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-			if (strcmp(field, fields[i].name))
-				continue;
-			if (!fields[i].value[0]) {
-				p_err("kernel %s has no %s in the cache (xk "
-				      "kernel fetch)", k.release, field);
-				return XK_EXIT_FAIL;
-			}
-			printf("%s\n", fields[i].value);
-			return 0;
-		}
-		return p_usage("kernel info", "unknown field '%s'", field);
+	if (!a->field) {
+		print_kernel(&k, -1);
+		return 0;
 	}
-	print_kernel(&k, -1);
-	return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		const char *value = (const char *)&k + fields[i].off;
+
+		if (strcmp(a->field, fields[i].name))
+			continue;
+		if (!value[0]) {
+			p_err("kernel %s has no %s in the cache (xk kernel fetch)",
+			      k.release, a->field);
+			return XK_EXIT_FAIL;
+		}
+		printf("%s\n", value);
+		return 0;
+	}
+	return p_usage("kernel info", "unknown field '%s'", a->field);
 }
 
-static const struct cmd kernel_cmds[] = {
-	{ "fetch", do_fetch },
-	{ "info", do_info },
-	{ NULL, NULL },
+static struct kernel_args fetch_args, info_args;
+static const struct cli_opt fetch_opts[] = {
+	{ "release", 'r', CLI_STR, offsetof(struct kernel_args, release) },
+	{ "no-source", 0, CLI_FLAG, offsetof(struct kernel_args, no_source) },
+	{ NULL },
+};
+static const struct cli_opt info_opts[] = {
+	{ "release", 'r', CLI_STR, offsetof(struct kernel_args, release) },
+	{ "field", 'f', CLI_STR, offsetof(struct kernel_args, field) },
+	{ NULL },
 };
 
-int do_kernel(int argc, char **argv)
-{
-	return cmd_select(kernel_cmds, argc - 1, argv + 1, "kernel");
-}
+const struct cli_cmd cmd_kernel_fetch = {
+	"kernel fetch", do_fetch, fetch_opts, &fetch_args, .max_args = 0,
+};
+const struct cli_cmd cmd_kernel_info = {
+	"kernel info", do_info, info_opts, &info_args, .max_args = 0,
+};

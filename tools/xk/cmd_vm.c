@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* xk vm run | shell: the stock kernel in a QEMU guest. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -14,88 +12,45 @@ struct vm_args {
 	bool deterministic;
 };
 
-static int parse_int(const char *topic, const char *name, const char *s,
-		     int min, int max, int *out)
-{
-	char *end;
-	long v;
+/* Options shared by run and shell. */
+static const struct cli_opt vm_opts[] = {
+	{ "release", 'r', CLI_STR, offsetof(struct vm_args, release) },
+	{ "timeout", 't', CLI_INT, offsetof(struct vm_args, timeout_s), 1, 86400 },
+	{ "mem", 'm', CLI_INT, offsetof(struct vm_args, mem_mb), 256, 65536 },
+	{ "smp", 's', CLI_INT, offsetof(struct vm_args, smp), 1, 64 },
+	{ "deterministic", 'd', CLI_FLAG, offsetof(struct vm_args, deterministic) },
+	{ NULL },
+};
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return p_usage(topic, "%s must be a number from %d to %d, not "
-				      "'%s'", name, min, max, s);
-	*out = (int)v;
-	return 0;
+/*
+ * Boots the guest: runs argv, or a shell on the terminal when argv is NULL.
+ * Returns xk_vm_run's result, or XK_EXIT_HARNESS without a kernel (reported).
+ */
+static int boot(const struct vm_args *a, char **argv, struct xk_kernel *k,
+		struct xk_vm_result *res)
+{
+	XK_OPTS(xk_vm_opts, o, .argv = (const char *const *)argv,
+		.interactive = !argv, .timeout_s = a->timeout_s,
+		.mem_mb = a->mem_mb, .smp = a->smp,
+		.deterministic = a->deterministic,
+		.out_fd = json_output && argv ? -1 : 1);
+
+	if (kernel_for_command(a->release, k))
+		return XK_EXIT_HARNESS;
+	return xk_vm_run(k, &o, res);
 }
 
-/* Options shared by run and shell; returns the index of the command. */
-static int parse_vm_args(const char *topic, int argc, char **argv,
-			 struct vm_args *a)
+static int do_run(void *args, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "release", required_argument, NULL, 'r' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "mem", required_argument, NULL, 'm' },
-		{ "smp", required_argument, NULL, 's' },
-		{ "deterministic", no_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+r:t:m:s:d", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			a->release = optarg;
-			break;
-		case 't':
-			if (parse_int(topic, "--timeout", optarg, 1, 86400,
-				      &a->timeout_s))
-				return -1;
-			break;
-		case 'm':
-			if (parse_int(topic, "--mem", optarg, 256, 65536,
-				      &a->mem_mb))
-				return -1;
-			break;
-		case 's':
-			if (parse_int(topic, "--smp", optarg, 1, 64, &a->smp))
-				return -1;
-			break;
-		case 'd':
-			a->deterministic = true;
-			break;
-		default:
-			p_usage(topic, "bad option");
-			return -1;
-		}
-	}
-	return optind;
-}
-
-static int do_run(int argc, char **argv)
-{
-	struct vm_args a = { .timeout_s = 900 };
 	struct xk_vm_result res = { 0 };
 	struct xk_kernel k;
-	int first, err;
+	int err;
 
-	first = parse_vm_args("vm run", argc, argv, &a);
-	if (first < 0)
-		return XK_EXIT_USAGE;
-	if (first >= argc)
+	if (argc < 1)
 		return p_usage("vm run", "no command to run in the guest");
-	if (kernel_for_command(a.release, &k))
-		return XK_EXIT_HARNESS;
-	{
-		XK_OPTS(xk_vm_opts, o, .argv = (const char *const *)argv + first,
-			.timeout_s = a.timeout_s, .mem_mb = a.mem_mb,
-			.smp = a.smp, .deterministic = a.deterministic,
-			.out_fd = json_output ? -1 : 1);
-
-		err = xk_vm_run(&k, &o, &res);
-	}
+	err = boot(args, argv, &k, &res);
+	if (err > 0)
+		return err;
 	if (json_output) {
 		json_begin_object(jw, NULL);
 		if (err)
@@ -123,36 +78,27 @@ static int do_run(int argc, char **argv)
 	return res.exit_status;
 }
 
-static int do_shell(int argc, char **argv)
+static int do_shell(void *args, int argc, char **argv)
 {
-	struct vm_args a = { 0 };
 	struct xk_vm_result res = { 0 };
 	struct xk_kernel k;
-	int first, err;
+	int err;
 
-	first = parse_vm_args("vm shell", argc, argv, &a);
-	if (first < 0)
-		return XK_EXIT_USAGE;
-	if (kernel_for_command(a.release, &k))
-		return XK_EXIT_HARNESS;
-	{
-		XK_OPTS(xk_vm_opts, o, .interactive = true, .mem_mb = a.mem_mb,
-			.smp = a.smp, .deterministic = a.deterministic,
-			.timeout_s = a.timeout_s, .out_fd = 1);
-
-		err = xk_vm_run(&k, &o, &res);
-	}
+	(void)argc;
+	(void)argv;
+	err = boot(args, NULL, &k, &res);
+	if (err > 0)
+		return err;
 	xk_vm_result_free(&res);
 	return err ? p_lib_err("vm shell", err) : 0;
 }
 
-static const struct cmd vm_cmds[] = {
-	{ "run", do_run },
-	{ "shell", do_shell },
-	{ NULL, NULL },
-};
+static struct vm_args run_args = { .timeout_s = 900 }, shell_args;
 
-int do_vm(int argc, char **argv)
-{
-	return cmd_select(vm_cmds, argc - 1, argv + 1, "vm");
-}
+const struct cli_cmd cmd_vm_run = {
+	"vm run", do_run, vm_opts, &run_args, .max_args = -1,
+	.args_end_options = true,
+};
+const struct cli_cmd cmd_vm_shell = {
+	"vm shell", do_shell, vm_opts, &shell_args, .max_args = 0,
+};

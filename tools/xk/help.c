@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Man-page style help for every command: xk help [OBJECT [COMMAND]]. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,12 @@ static const struct page pages[] = {
 "OPTIONS\n"
 "    -j, --json     print the result of any command as one JSON object\n"
 "    -q, --quiet    print no progress messages\n"
+"    -h, --help     print the help page of the command (xk vm run -h)\n"
+"    -V, --version  the version of xk\n"
+"\n"
+"    Options, these and a command's own, may stand anywhere after xk,\n"
+"    before or after the command's arguments (xk gen NAME -j); \"--\" ends\n"
+"    them. For xk vm run, the guest's command line ends them too.\n"
 "\n"
 "ENVIRONMENT\n"
 "    XK_CACHE       cache directory (default ~/.cache/xkernel)\n"
@@ -328,37 +335,144 @@ static const struct page pages[] = {
 "    xk help - show the help page of a command\n"
 "\n"
 "SYNOPSIS\n"
-"    xk help [OBJECT [COMMAND]]\n" },
+"    xk help [--man] [OBJECT [COMMAND]]\n"
+"    xk help --topics\n"
+"    xk help --options [OBJECT [COMMAND]]\n"
+"\n"
+"DESCRIPTION\n"
+"    Prints the help page of a command; xk OBJECT COMMAND -h does too.\n"
+"    The pages are the one source of the man pages in docs/man\n"
+"    (tools/xk/gen-man.sh).\n"
+"\n"
+"OPTIONS\n"
+"    --man       the page as a man page (roff), e.g. xk-vm-run.1\n"
+"    --topics    every topic that has a page, one a line\n"
+"    --options   the options of a command, one a line: --name, --name=\n"
+"                when it takes a value, --name=a|b|c for a choice (what\n"
+"                tools/completion/xk.bash completes)\n" },
 { "version",
 "NAME\n"
 "    xk version - print the version of xk\n" },
 };
 
-int print_help(const char *topic)
+static const char *page_text(const char *topic)
 {
-	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
-		if (!strcmp(pages[i].topic, topic)) {
-			fputs(pages[i].text, stdout);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	for (size_t i = 0; i < ARRAY_SIZE(pages); i++)
+		if (!strcmp(pages[i].topic, topic))
+			return pages[i].text;
+	return NULL;
 }
 
-int do_help(int argc, char **argv)
+int print_help(const char *topic)
 {
+	const char *text = page_text(topic);
+
+	if (!text)
+		return -ENOENT;
+	fputs(text, stdout);
+	return 0;
+}
+
+/* One line of a page as roff text: escapes, and no request by accident. */
+static void put_roff(const char *line, size_t n)
+{
+	if (n && (line[0] == '.' || line[0] == '\''))
+		fputs("\\&", stdout);
+	for (size_t i = 0; i < n; i++) {
+		if (line[i] == '\\')
+			fputs("\\e", stdout);
+		else if (line[i] == '-')
+			fputs("\\-", stdout);
+		else
+			putchar(line[i]);
+	}
+	putchar('\n');
+}
+
+/*
+ * The page of topic as a man page (xk-vm-run.1 for "vm run"): a heading
+ * (a line that is not indented) is a section, the text under it is kept
+ * as laid out, less the page's indentation of four.
+ */
+static int print_man(const char *topic)
+{
+	const char *text = page_text(topic), *end;
+	bool filled = true, blank = false;
+	char name[64];
+
+	if (!text)
+		return -ENOENT;
+	snprintf(name, sizeof(name), "XK%s%s", topic[0] ? "-" : "", topic);
+	for (char *c = name; *c; c++)
+		*c = *c == ' ' ? '-' : toupper((unsigned char)*c);
+	printf(".TH %s 1 \"\" \"xk %s\" \"xkernel\"\n", name, XK_VERSION);
+	for (const char *line = text; *line; line = *end ? end + 1 : end) {
+		size_t indent = strspn(line, " ");
+
+		end = strchr(line, '\n');
+		if (!end)
+			end = line + strlen(line);
+		if (line == end) {
+			blank = true;	/* printed unless a section follows */
+			continue;
+		}
+		if (!indent) {
+			printf("%s.SH ", filled ? "" : ".fi\n");
+			put_roff(line, end - line);
+			filled = !strncmp(line, "NAME", 4);
+			if (!filled)
+				puts(".nf");
+		} else {
+			if (blank)
+				putchar('\n');
+			indent = indent > 4 ? 4 : indent;
+			put_roff(line + indent, end - line - indent);
+		}
+		blank = false;
+	}
+	if (!filled)
+		puts(".fi");
+	return 0;
+}
+
+struct help_args {
+	bool man, topics, options;
+};
+
+static int do_help(void *args, int argc, char **argv)
+{
+	const struct help_args *a = args;
 	char topic[256] = "";
 
-	for (int i = 1; i < argc; i++) {
+	if (a->topics) {
+		for (size_t i = 0; i < ARRAY_SIZE(pages); i++)
+			printf("%s\n", pages[i].topic);
+		return 0;
+	}
+	for (int i = 0; i < argc; i++) {
 		size_t n = strlen(topic);
 
 		snprintf(topic + n, sizeof(topic) - n, "%s%s", n ? " " : "",
 			 argv[i]);
 	}
-	if (print_help(topic)) {
+	if (a->options && cli_command(topic)) {
+		cli_print_options(cli_command(topic));
+		return 0;
+	}
+	if (a->options || (a->man ? print_man(topic) : print_help(topic))) {
 		p_err("no help page for '%s'; 'xk help' lists the commands",
 		      topic);
 		return XK_EXIT_USAGE;
 	}
 	return 0;
 }
+
+static struct help_args help_args;
+static const struct cli_opt help_opts[] = {
+	{ "man", 0, CLI_FLAG, offsetof(struct help_args, man) },
+	{ "topics", 0, CLI_FLAG, offsetof(struct help_args, topics) },
+	{ "options", 0, CLI_FLAG, offsetof(struct help_args, options) },
+	{ NULL },
+};
+
+const struct cli_cmd cmd_help = { "help", do_help, help_opts, &help_args, -1 };

@@ -6,10 +6,9 @@
  *
  * Objects follow the flow of one constant: kernel (provision the target),
  * vm (the guest harness). Every command has a help page (xk help OBJECT
- * COMMAND) and a JSON form of its output (-j).
+ * COMMAND, or xk OBJECT COMMAND -h) and a JSON form of its output (-j);
+ * options may stand anywhere (opts.c).
  */
-#include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,19 +55,8 @@ int p_usage(const char *topic, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	p_err("%s (see 'xk help %s')", msg, topic);
+	p_err("%s (see 'xk help%s%s')", msg, topic[0] ? " " : "", topic);
 	return XK_EXIT_USAGE;
-}
-
-int cmd_select(const struct cmd *cmds, int argc, char **argv,
-	       const char *topic)
-{
-	if (argc < 1)
-		return p_usage(topic, "'xk %s' needs a command", topic);
-	for (const struct cmd *c = cmds; c->name; c++)
-		if (!strcmp(argv[0], c->name))
-			return c->fn(argc, argv);
-	return p_usage(topic, "unknown command '%s %s'", topic, argv[0]);
 }
 
 static int print_level(enum xk_print_level level, const char *fmt, va_list ap)
@@ -81,8 +69,9 @@ static int print_level(enum xk_print_level level, const char *fmt, va_list ap)
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int do_version(int argc, char **argv)
+static int do_version(void *args, int argc, char **argv)
 {
+	(void)args;
 	(void)argc;
 	(void)argv;
 	if (json_output) {
@@ -95,54 +84,77 @@ static int do_version(int argc, char **argv)
 	return 0;
 }
 
-static const struct cmd objects[] = {
-	{ "kernel", do_kernel },
-	{ "vm", do_vm },
-	{ "build", do_build_cmd },
-	{ "gen", do_gen_cmd },
-	{ "load", do_load_cmd },
-	{ "set", do_set_cmd },
-	{ "unload", do_unload_cmd },
-	{ "status", do_status_cmd },
-	{ "help", do_help },
-	{ "version", do_version },
-	{ NULL, NULL },
+const struct cli_cmd cmd_version = { "version", do_version, .max_args = 0 };
+
+/* xk itself and the objects with commands: the options before a command */
+static struct { bool version; } root_args;
+static const struct cli_opt root_opts[] = {
+	{ "version", 'V', CLI_FLAG, offsetof(typeof(root_args), version) },
+	{ NULL },
 };
+static const struct cli_cmd root = { "", .opts = root_opts, .args = &root_args,
+				     .max_args = -1, .args_end_options = true };
+static const struct cli_cmd group_kernel = { "kernel", .max_args = -1,
+					     .args_end_options = true };
+static const struct cli_cmd group_vm = { "vm", .max_args = -1,
+					 .args_end_options = true };
+
+static const struct cli_cmd *const commands[] = {
+	&group_kernel, &cmd_kernel_fetch, &cmd_kernel_info,
+	&group_vm, &cmd_vm_run, &cmd_vm_shell,
+	&cmd_build, &cmd_gen, &cmd_load, &cmd_set, &cmd_unload, &cmd_status,
+	&cmd_help, &cmd_version,
+};
+
+const struct cli_cmd *cli_command(const char *topic)
+{
+	if (!topic[0])
+		return &root;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i]->topic, topic))
+			return commands[i];
+	return NULL;
+}
+
+/* The command named by the words of an object's topic and then word. */
+static const struct cli_cmd *find_command(const char *object, const char *word)
+{
+	char topic[128];
+
+	snprintf(topic, sizeof(topic), "%s%s%s", object, object[0] ? " " : "",
+		 word);
+	return cli_command(topic);
+}
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	const struct cli_cmd *c = &root, *next;
 
 	json_writer.f = stdout;
 	xk_set_print(print_level);
-	while ((c = getopt_long(argc, argv, "+jqhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json_output = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			return print_help("") ? XK_EXIT_FAIL : 0;
-		case 'V':
-			return do_version(0, NULL);
-		default:
-			return p_usage("", "unknown option");
+	argc--;
+	argv++;
+	for (;;) {
+		int st = cli_parse(c, &argc, argv);
+
+		if (st != CLI_RUN)
+			return st;
+		if (root_args.version)
+			return do_version(NULL, 0, NULL);
+		if (c->fn)
+			return c->fn(c->args, argc, argv);
+		if (argc < 1 && c == &root) {
+			print_help("");
+			return XK_EXIT_USAGE;
 		}
+		if (argc < 1)
+			return p_usage(c->topic, "'xk %s' needs a command", c->topic);
+		next = find_command(c->topic, argv[0]);
+		if (!next)
+			return p_usage(c->topic, "unknown command '%s%s%s'", c->topic,
+				       c->topic[0] ? " " : "", argv[0]);
+		c = next;
+		argc--;
+		argv++;
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc < 1) {
-		print_help("");
-		return XK_EXIT_USAGE;
-	}
-	return cmd_select(objects, argc, argv, "");
 }

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xk status: the constants loaded, their values, probes and policies. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "xk/runtime.h"
+
+/* A policy-driven constant's figures, per context. */
+static void print_policy(const struct xk_ioc_status *st)
+{
+	const struct { const char *key; unsigned long long n; } counts[] = {
+		{ "choices", st->pol_sets }, { "clamped", st->pol_clamped },
+		{ "pinned", st->pol_pinned }, { "writes", st->pol_writes },
+		{ "refused", st->pol_refused }, { "exits", st->pol_exits },
+		{ "other_contexts", st->pol_other_contexts },
+		{ "refused_outside", st->refused_outside },
+	};
+	unsigned int nr = st->nr_contexts < XK_MAX_CONTEXTS ? st->nr_contexts
+							     : XK_MAX_CONTEXTS;
+
+	if (json_output) {
+		for (size_t i = 0; i < ARRAY_SIZE(counts); i++)
+			json_int(jw, counts[i].key, counts[i].n);
+		json_begin_array(jw, "contexts");
+		for (unsigned int i = 0; i < nr; i++) {
+			json_begin_object(jw, NULL);
+			json_str(jw, "label", st->contexts[i].label);
+			json_int(jw, "value", st->contexts[i].value);
+			json_int(jw, "choices", st->contexts[i].hits);
+			json_int(jw, "clamped", st->contexts[i].clamped);
+			json_end_object(jw);
+		}
+		json_end_array(jw);
+		return;
+	}
+	printf("  policy %s: %llu choices (%llu clamped, %llu pinned), %llu writes, "
+	       "%llu refused, %llu exits\n", st->policy, counts[0].n,
+	       counts[1].n, counts[2].n, counts[3].n, counts[4].n, counts[5].n);
+	for (unsigned int i = 0; i < nr; i++)
+		printf("    %-16s %lld (%llu choices, %llu clamped)\n",
+		       st->contexts[i].label[0] ? st->contexts[i].label : "(unnamed)",
+		       (long long)st->contexts[i].value,
+		       (unsigned long long)st->contexts[i].hits,
+		       (unsigned long long)st->contexts[i].clamped);
+	if (st->pol_other_contexts)
+		printf("    %-16s (%llu choices)\n", "(others)",
+		       (unsigned long long)st->pol_other_contexts);
+}
+
+static void print_probes(const struct xk_ioc_status *st)
+{
+	for (unsigned int s = 0; s < st->nr_spans && s < XK_MAX_SPANS; s++) {
+		const struct xk_ioc_span_status *p = &st->spans[s];
+		int opt = xk_rt_probe_optimized(p->addr);
+		const char *state = opt == 1 ? "optimized" : opt == 0 ? "int3" : "?";
+
+		if (json_output) {
+			json_begin_object(jw, NULL);
+			json_str(jw, "function", p->func);
+			json_int(jw, "offset", p->probe);
+			json_int(jw, "hits", p->hits);
+			json_str(jw, "probe", state);
+			json_end_object(jw);
+		} else {
+			printf("  %s+%#llx: %llu %s, %s\n", p->func,
+			       (unsigned long long)p->probe,
+			       (unsigned long long)p->hits,
+			       st->policy[0] ? "policy writes" : "rewrites", state);
+		}
+	}
+}
+
+static void print_constant(const struct xk_ioc_status *st)
+{
+	if (json_output) {
+		json_begin_object(jw, NULL);
+		json_str(jw, "constant", st->name);
+		json_int(jw, "value", st->value);
+		json_int(jw, "default", st->def);
+		json_int(jw, "min", st->min);
+		json_int(jw, "max", st->max);
+		json_double(jw, "last_transition_ms", st->last_transition_ns / 1e6);
+		if (st->policy[0])
+			json_str(jw, "policy", st->policy);
+		json_begin_array(jw, "probes");
+	} else if (st->policy[0]) {
+		printf("%s: values chosen by policy %s (compiled-in %lld, bounds "
+		       "[%lld, %lld])\n", st->name, st->policy, st->def,
+		       st->min, st->max);
+	} else {
+		printf("%s = %lld (compiled-in %lld, bounds [%lld, %lld]), last "
+		       "transition %.3f ms\n", st->name, st->value, st->def,
+		       st->min, st->max, st->last_transition_ns / 1e6);
+	}
+	print_probes(st);
+	if (json_output)
+		json_end_array(jw);
+	if (st->policy[0])
+		print_policy(st);
+	if (json_output)
+		json_end_object(jw);
+}
+
+static int do_status(void *args, int argc, char **argv)
+{
+	struct xk_ioc_status *st = calloc(1, sizeof(*st));
+	unsigned long long refused_outside = 0;
+	int fd, err = 0;
+
+	(void)args;
+	(void)argc;
+	(void)argv;
+	if (!st)
+		return XK_EXIT_FAIL;
+	fd = xk_rt_open();
+	if (fd < 0) {
+		free(st);
+		return p_lib_err("status", fd);
+	}
+	if (json_output)
+		json_begin_array(jw, NULL);
+	for (unsigned int i = 0; !(err = xk_rt_status(fd, i, st)); i++) {
+		print_constant(st);
+		refused_outside = st->refused_outside;
+	}
+	if (json_output)
+		json_end_array(jw);
+	else if (refused_outside)
+		printf("kfunc calls refused away from a policy-driven span: %llu\n",
+		       refused_outside);
+	close(fd);
+	free(st);
+	return err == -ENOENT ? 0 : p_lib_err("status", err);
+}
+
+const struct cli_cmd cmd_status = { "status", do_status, .max_args = 0 };

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cache of scope tables: $XK_CACHE/kernels/RELEASE/scopes/NAME.scope,
+ * one per constant of the target kernel. xk gen writes there; xk load and
+ * xk set find a constant's table there by its name, and on a miss make it
+ * (build, then gen, as xk gen would) so that `xk set NAME=VALUE` works on a
+ * constant never analysed. A table is only used on the kernel it was made
+ * for.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "xk/scope.h"
+
+void table_cache_path(const struct xk_kernel *k, const char *name,
+		      char *path, size_t size)
+{
+	char dir[XK_PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "%s/scopes", k->dir);
+	mkdir(dir, 0755);
+	snprintf(path, size, "%s/%s.scope", dir, name);
+}
+
+/* Analyses constant name into its cached table at path. */
+static int make_table(const struct xk_kernel *k, const char *name,
+		      const char *catalog, const char *path)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c;
+	struct xk_scope fresh;
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	err = xk_constant_resolve(catalog_path(catalog), name, &c);
+	err = err ?: xk_build(k, &c, NULL, b);
+	err = err ?: xk_gen(k, &c, b, &fresh);
+	free(b);
+	if (err)
+		return p_lib_err("analysis", err), err;
+	err = xk_scope_write(&fresh, path);
+	xk_scope_free(&fresh);
+	if (err)
+		return p_lib_err("analysis", err), err;
+	return 0;
+}
+
+static int check_release(const struct xk_scope *t)
+{
+	struct utsname u;
+
+	uname(&u);
+	if (strcmp(u.release, t->release)) {
+		p_err("the scope table of %s was made for kernel %s; this kernel "
+		      "is %s", t->constant, t->release, u.release);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+/*
+ * arg is a path (it has a '/' or ends in .scope) or a constant's name: its
+ * table in the cache, made if missing. 0, or -errno with the cause reported.
+ */
+int table_load(const char *arg, const char *catalog, struct xk_scope *t,
+	       char *path, size_t size)
+{
+	struct xk_kernel k;
+	int err;
+
+	if (strchr(arg, '/') || strstr(arg, ".scope")) {
+		snprintf(path, size, "%s", arg);
+	} else {
+		if (kernel_for_command(NULL, &k))
+			return -ENOENT;
+		table_cache_path(&k, arg, path, size);
+		err = access(path, R_OK) ? make_table(&k, arg, catalog, path) : 0;
+		if (err)
+			return err;
+	}
+	err = xk_scope_read(path, t);
+	if (err)
+		return p_lib_err("scope table", err), err;
+	err = check_release(t);
+	if (err)
+		xk_scope_free(t);
+	return err;
+}
