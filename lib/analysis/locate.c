@@ -48,7 +48,110 @@ bool is_define_of(const char *line, const char *name, const char **body)
 	return true;
 }
 
-/* "(4000U) plus a comment" -> template "(%lldU)", default 4000. */
+/* ---- integer constant expressions: (128 * 1024), (1 << 20), (HZ...) no ---- */
+
+struct cexpr {
+	const char *p;
+	bool bad;
+};
+
+static long long cexpr_sum(struct cexpr *e);
+
+static void cexpr_space(struct cexpr *e)
+{
+	while (*e->p == ' ' || *e->p == '\t')
+		e->p++;
+}
+
+static long long cexpr_unary(struct cexpr *e)
+{
+	long long v = 0;
+	char *end;
+
+	cexpr_space(e);
+	if (*e->p == '-') {
+		e->p++;
+		return -cexpr_unary(e);
+	}
+	if (*e->p == '(') {
+		e->p++;
+		v = cexpr_sum(e);
+		cexpr_space(e);
+		if (*e->p++ != ')')
+			e->bad = true;
+		return v;
+	}
+	if (!isdigit((unsigned char)*e->p)) {
+		e->bad = true;	/* a name: not a constant expression */
+		return 0;
+	}
+	v = strtoll(e->p, &end, 0);
+	e->p = end;
+	while (*e->p && strchr("uUlL", *e->p))
+		e->p++;
+	return v;
+}
+
+static long long cexpr_product(struct cexpr *e)
+{
+	long long v = cexpr_unary(e);
+
+	for (;;) {
+		char op;
+		long long r;
+
+		cexpr_space(e);
+		op = *e->p;
+		if (op == '<' || op == '>') {
+			if (e->p[1] != op)
+				return v;
+			e->p += 2;
+			r = cexpr_unary(e);
+			if (r < 0 || r > 62) {
+				e->bad = true;
+				return v;
+			}
+			v = op == '<' ? (long long)((unsigned long long)v << r) : v >> r;
+			continue;
+		}
+		if (op != '*' && op != '/' && op != '%')
+			return v;
+		e->p++;
+		r = cexpr_unary(e);
+		if (op != '*' && !r) {
+			e->bad = true;
+			return v;
+		}
+		v = op == '*' ? v * r : op == '/' ? v / r : v % r;
+	}
+}
+
+static long long cexpr_sum(struct cexpr *e)
+{
+	long long v = cexpr_product(e);
+
+	for (;;) {
+		cexpr_space(e);
+		if (*e->p != '+' && *e->p != '-')
+			return v;
+		v = *e->p++ == '+' ? v + cexpr_product(e) : v - cexpr_product(e);
+	}
+}
+
+/* The value of an integer constant expression, or -EINVAL. */
+static int const_expr(const char *text, long long *v)
+{
+	struct cexpr e = { .p = text };
+
+	*v = cexpr_sum(&e);
+	cexpr_space(&e);
+	return e.bad || *e.p ? -EINVAL : 0;
+}
+
+/*
+ * "(4000U) plus a comment" -> template "(%lldU)", default 4000; an integer
+ * constant expression, "(128 * 1024)" -> template "(%lld)", default 131072.
+ */
 static int template_of(const char *body, char *tmpl, size_t size,
 		       long long *def)
 {
@@ -68,6 +171,12 @@ static int template_of(const char *body, char *tmpl, size_t size,
 		end++;
 	if (!*end)
 		return -EINVAL;
+	if (strpbrk(p, "*/%<>+") || strchr(end, '-')) {
+		/* an expression of several numbers: the whole is the value */
+		if (const_expr(p, def))
+			return -EINVAL;
+		return xk_snprintf(tmpl, size, "(%%lld)");
+	}
 	{
 		char *num_end;
 		long long v = strtoll(end, &num_end, 0);
