@@ -4,6 +4,8 @@
 #define XK_RUNTIME_H
 
 #include "xk/abi/xk_ioctl.h"
+#include <stdbool.h>
+
 #include "xk/core.h"
 
 struct xk_scope;
@@ -17,18 +19,30 @@ struct xk_rt_result {
 
 /* Opens /dev/xkernel; the error names a missing module or privilege. */
 int xk_rt_open(void);
-/* Loads a table's supported spans; value takes effect by mode. */
-int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
-	       unsigned int timeout_ms, struct xk_rt_result *res);
+struct xk_rt_load_opts {
+	size_t sz;			/* sizeof(struct xk_rt_load_opts) */
+	int mode;			/* enum xk_mode: how value takes effect */
+	unsigned int timeout_ms;	/* global and per-task modes */
+	/* accept a table with uses the analysis refused: those keep the
+	 * compiled-in value while the others change (half-applied) */
+	bool partial;
+	/* an eBPF policy (Xk-tune) of this name chooses the values: the
+	 * module's own probes stay disarmed, value is the default */
+	const char *policy;
+};
+
+/*
+ * Loads a table's spans; value takes effect by mode. A table with a refused
+ * use is refused (-ENOTSUP, naming the uses) unless opts->partial.
+ */
+int xk_rt_load(int fd, const struct xk_scope *t, long long value,
+	       const struct xk_rt_load_opts *opts, struct xk_rt_result *res);
 int xk_rt_set(int fd, const char *name, long long value, int mode,
 	      unsigned int timeout_ms, struct xk_rt_result *res);
 /* Several loaded constants, switched together or not at all. */
 int xk_rt_set_many(int fd, int nr, const char *const *names,
 		   const long long *values, int mode, unsigned int timeout_ms,
 		   struct xk_rt_result *res);
-/* Loads a table whose values an eBPF policy (named policy) chooses. */
-int xk_rt_load_policy(int fd, const struct xk_scope *t, const char *policy,
-		      struct xk_rt_result *res);
 /* name NULL: every constant. */
 int xk_rt_unload(int fd, const char *name, int *nr);
 /* -ENOENT past the last constant. */
@@ -42,6 +56,7 @@ struct xk_policy_opts {
 	size_t sz;			/* sizeof(struct xk_policy_opts) */
 	const char *const *params;	/* "NAME=VALUE": const volatile globals */
 	int nr_params;
+	bool partial;			/* as for xk_rt_load */
 };
 
 struct xk_policy_result {

@@ -72,19 +72,57 @@ static int add_candidates(struct xk_ioc_span *spans, int n)
 	return err;
 }
 
-static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
-		   unsigned int timeout_ms, const char *policy,
-		   struct xk_rt_result *res)
+/*
+ * Never half-applied: a table with a refused use would run some uses with
+ * the new value and the others with the compiled-in one, a kernel built
+ * with neither. Refused, naming the uses, unless the caller accepts it.
+ */
+static int check_complete(const struct xk_scope *t, bool partial)
 {
+	char list[512] = "";
+	int nr = 0;
+
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+
+		if (s->cls != XK_SPAN_UNSUPPORTED)
+			continue;
+		if (nr++ < 3)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+				 "%s%s+%#llx (%.100s)", nr > 1 ? "; " : "", s->func,
+				 (unsigned long long)s->start, s->why);
+	}
+	if (!nr || partial)
+		return 0;
+	return xk_err(-ENOTSUP, "%s: %d of %d uses cannot be retuned: %s%s; "
+				"retuning the others would run a kernel built with "
+				"neither value (--partial accepts that; xk status "
+				"then lists the uses that keep %lld)",
+		      t->constant, nr, t->nr_spans, list, nr > 3 ? "; ..." : "",
+		      (long long)t->def);
+}
+
+static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
+			   const struct xk_rt_load_opts *opts,
+			   struct xk_rt_result *res)
+{
+	const char *policy = OPTS_GET(opts, policy, NULL);
 	struct xk_ioc_load req = { .size = sizeof(req) };
 	struct xk_ioc_span *spans;
 	int n = 0, err = 0;
 
 	memset(res, 0, sizeof(*res));
+	if (!OPTS_VALID(opts, xk_rt_load_opts))
+		return xk_err(-EINVAL, "invalid xk_rt_load_opts");
+	if (policy)
+		value = t->def;
 	if (value < t->min || value > t->max)
 		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]",
 			      t->constant, value, (long long)t->min,
 			      (long long)t->max);
+	err = check_complete(t, OPTS_GET(opts, partial, false));
+	if (err)
+		return err;
 	spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*spans));
 	if (!spans)
 		return xk_err(-ENOMEM, "%s: out of memory", t->constant);
@@ -119,8 +157,8 @@ static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	req.min = t->min;
 	req.max = t->max;
 	req.value = value;
-	req.mode = mode;
-	req.timeout_ms = timeout_ms;
+	req.mode = policy ? XK_MODE_IMMEDIATE : OPTS_GET(opts, mode, XK_MODE_IMMEDIATE);
+	req.timeout_ms = OPTS_GET(opts, timeout_ms, 0);
 	req.spans = (unsigned long)spans;
 	if (policy && xk_strlcpy(req.policy, policy, sizeof(req.policy))) {
 		free(spans);
@@ -135,32 +173,11 @@ static int rt_load(int fd, const struct xk_scope *t, long long value, int mode,
 	return err;
 }
 
-static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value, int mode,
-			   unsigned int timeout_ms, struct xk_rt_result *res)
-{
-	return rt_load(fd, t, value, mode, timeout_ms, NULL, res);
-}
-
-int xk_rt_load(int fd, const struct xk_scope *t, long long value, int mode,
-	       unsigned int timeout_ms, struct xk_rt_result *res)
+int xk_rt_load(int fd, const struct xk_scope *t, long long value,
+	       const struct xk_rt_load_opts *opts, struct xk_rt_result *res)
 {
 	xk_err_clear();
-	return xk_api_return(__func__,
-			     xk_rt_load_impl(fd, t, value, mode, timeout_ms, res));
-}
-
-static int xk_rt_load_policy_impl(int fd, const struct xk_scope *t, const char *policy,
-				  struct xk_rt_result *res)
-{
-	return rt_load(fd, t, t->def, XK_MODE_IMMEDIATE, 0, policy, res);
-}
-
-int xk_rt_load_policy(int fd, const struct xk_scope *t, const char *policy,
-		      struct xk_rt_result *res)
-{
-	xk_err_clear();
-	return xk_api_return(__func__,
-			     xk_rt_load_policy_impl(fd, t, policy, res));
+	return xk_api_return(__func__, xk_rt_load_impl(fd, t, value, opts, res));
 }
 
 static int xk_rt_set_impl(int fd, const char *name, long long value, int mode,

@@ -331,8 +331,10 @@ static int load_object(struct policy_load *p)
 static int load_tables(struct policy_load *p)
 {
 	for (int i = 0; i < p->nr_tables; i++) {
+		XK_OPTS(xk_rt_load_opts, o, .policy = p->id,
+			.partial = OPTS_GET(p->opts, partial, false));
 		struct xk_rt_result r;
-		int err = xk_rt_load_policy(p->fd, &p->tables[i], p->id, &r);
+		int err = xk_rt_load(p->fd, &p->tables[i], p->tables[i].def, &o, &r);
 
 		if (err)
 			return err;

@@ -118,6 +118,7 @@ struct load_args {
 	int timeout_ms;
 	const char *policy;		/* load: a BPF object */
 	struct cli_list params;		/* load --param NAME=VALUE */
+	bool partial;			/* accept refused uses (half-applied) */
 };
 extern const struct cli_opt load_opts[];
 const char *mode_name(int mode);

@@ -26,6 +26,7 @@ const struct cli_opt load_opts[] = {
 	{ "catalog", 'c', CLI_STR, offsetof(struct load_args, catalog) },
 	{ "policy", 'p', CLI_STR, offsetof(struct load_args, policy) },
 	{ "param", 'P', CLI_LIST, offsetof(struct load_args, params) },
+	{ "partial", 0, CLI_FLAG, offsetof(struct load_args, partial) },
 	{ NULL },
 };
 
@@ -101,7 +102,12 @@ int load_table(const char *arg, const struct load_args *a)
 	}
 	/* without --value, the probes are armed at the compiled-in value */
 	value = a->value.given ? a->value.n : t.def;
-	err = xk_rt_load(fd, &t, value, a->mode, a->timeout_ms, &r);
+	{
+		XK_OPTS(xk_rt_load_opts, o, .mode = a->mode,
+			.timeout_ms = a->timeout_ms, .partial = a->partial);
+
+		err = xk_rt_load(fd, &t, value, &o, &r);
+	}
 	close(fd);
 	if (!err)
 		report_change("load", t.constant, t.def, value, &r, a->mode);
@@ -145,7 +151,7 @@ static void print_policy_loaded(const struct xk_policy_result *r,
 static int load_policy(int nr, char **names, const struct load_args *a)
 {
 	XK_OPTS(xk_policy_opts, po, .params = a->params.v,
-		.nr_params = a->params.n);
+		.nr_params = a->params.n, .partial = a->partial);
 	struct xk_policy_result r;
 	struct xk_scope tables[XK_TX_MAX];
 	char path[XK_PATH_MAX + 64];

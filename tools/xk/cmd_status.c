@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "xk/runtime.h"
+#include "xk/scope.h"
 
 /* A policy-driven constant's figures, per context. */
 static void print_policy(const struct xk_ioc_status *st)
@@ -73,6 +74,47 @@ static void print_probes(const struct xk_ioc_status *st)
 	}
 }
 
+/*
+ * The uses of a constant loaded with --partial that keep the compiled-in
+ * value: the unsupported spans of its table in the cache (nothing when the
+ * table came from elsewhere or has none).
+ */
+static void print_kept_uses(const struct xk_ioc_status *st)
+{
+	XK_OPTS(xk_kernel_opts, ko, .offline = true);
+	char path[XK_PATH_MAX + 64];
+	struct xk_kernel k;
+	struct xk_scope t;
+	int nr = 0;
+
+	if (xk_kernel_find(&ko, &k))
+		return;
+	table_cache_path(&k, st->name, path, sizeof(path));
+	if (access(path, R_OK) || xk_scope_read(path, &t))
+		return;
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		if (s->cls != XK_SPAN_UNSUPPORTED)
+			continue;
+		if (!nr++ && json_output)
+			json_begin_array(jw, "kept");
+		if (json_output) {
+			json_begin_object(jw, NULL);
+			json_str(jw, "function", s->func);
+			json_int(jw, "offset", s->start);
+			json_str(jw, "why", s->why);
+			json_end_object(jw);
+		} else {
+			printf("  %s+%#llx: keeps %lld (%s)\n", s->func,
+			       (unsigned long long)s->start, st->def, s->why);
+		}
+	}
+	if (nr && json_output)
+		json_end_array(jw);
+	xk_scope_free(&t);
+}
+
 static void print_constant(const struct xk_ioc_status *st)
 {
 	if (json_output) {
@@ -98,6 +140,7 @@ static void print_constant(const struct xk_ioc_status *st)
 	print_probes(st);
 	if (json_output)
 		json_end_array(jw);
+	print_kept_uses(st);
 	if (st->policy[0])
 		print_policy(st);
 	if (json_output)
