@@ -68,7 +68,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
               -I$(BPF_OUT) -I$(BPF_OUT)/glue -Ibpf -Iinclude/xk/abi
 vpath %.bpf.c bpf tests/fixtures/policies bench
 
-.PHONY: all kmod policies check demo clean
+.PHONY: all kmod policies check demo clean man
 all: $(XK) $(UNIT_BINS) $(BUILD)/layers.ok
 	@if [ -n "$(KHEADERS)" ]; then $(MAKE) --no-print-directory kmod policies; fi
 
@@ -125,6 +125,10 @@ kmod: $(XK)
 
 check: all
 	tests/run.sh
+
+# docs/man/xk*.1 from the help pages in the binary (tests/cli checks them)
+man: $(XK)
+	tools/xk/gen-man.sh $(XK) docs/man
 
 demo: all
 	scripts/demo.sh
