@@ -53,6 +53,8 @@ struct xk_build_result {
 	int nr_objects;
 	char object[XK_BUILD_MAX_OBJECTS][128];
 	char base[XK_BUILD_MAX_OBJECTS][XK_PATH_MAX];
+	/* an object of a module: the module's .ko in the tree, else "" */
+	char module[XK_BUILD_MAX_OBJECTS][128];
 	long long value[XK_BUILD_VARIANTS];	/* fit, fit, check */
 	char variant[XK_BUILD_MAX_OBJECTS][XK_BUILD_VARIANTS][XK_PATH_MAX];
 	int compiled, cached;	/* variant objects built now / reused */

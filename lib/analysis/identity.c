@@ -200,3 +200,115 @@ out_syms:
 	xk_kallsyms_free(&t);
 	return err;
 }
+
+/*
+ * The shipped module, decompressed once into the cache (the image package
+ * ships .ko.xz; a plain or .zst one is taken too).
+ */
+static int shipped_module(const struct xk_kernel *k, const char *ko, char *out,
+			  size_t size)
+{
+	static const struct { const char *ext; const char *tool; } forms[] = {
+		{ ".xz", "xz" }, { ".zst", "zstd" }, { "", NULL },
+	};
+	char src[XK_PATH_MAX], dir[XK_PATH_MAX];
+	int err;
+
+	err = xk_snprintf(dir, sizeof(dir), "%s/xk-build/modules", k->dir) ?:
+	      xk_mkdir_p(dir) ?:
+	      xk_snprintf(out, size, "%s/%s", dir, strrchr(ko, '/') ?
+			  strrchr(ko, '/') + 1 : ko);
+	if (err)
+		return xk_err(err, "%s: path too long", ko);
+	if (xk_exists(out))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(forms); i++) {
+		char script[XK_PATH_MAX * 3];
+
+		if (xk_snprintf(src, sizeof(src), "%s/kernel/%s%s", k->modules, ko,
+				forms[i].ext) || !xk_exists(src))
+			continue;
+		if (!forms[i].tool)
+			return xk_copy_file(src, out, 0644);
+		err = xk_snprintf(script, sizeof(script),
+				  "%s -dc '%s' > '%s.tmp' && mv '%s.tmp' '%s'",
+				  forms[i].tool, src, out, out, out);
+		if (!err) {
+			const char *argv[] = { "/bin/sh", "-c", script, NULL };
+			struct xk_cmd cmd = { .argv = argv };
+
+			err = xk_run_step("decompressing the shipped module", &cmd);
+		}
+		return err;
+	}
+	return xk_err(-ENOENT, "the image package ships no %s under %s/kernel: "
+			       "is the module built in this configuration?",
+		      ko, k->modules);
+}
+
+int xk_identity_check_module(const struct xk_kernel *k, const char *obj_path,
+			     const char *obj_name, const char *ko, int *checked)
+{
+	char shipped[XK_PATH_MAX], bad[1024] = "";
+	struct xk_obj o, m;
+	int err, nr_bad = 0;
+
+	*checked = 0;
+	err = shipped_module(k, ko, shipped, sizeof(shipped));
+	if (err)
+		return err;
+	err = xk_obj_open(&o, obj_path);
+	if (err)
+		return err;
+	err = xk_obj_open(&m, shipped);
+	if (err) {
+		xk_obj_close(&o);
+		return err;
+	}
+	for (size_t i = 0; i < o.nr_syms && !err; i++) {
+		const struct xk_sym *f = &o.syms[i], *g;
+		uint8_t *mask_o, *mask_m;
+		bool same = true;
+
+		if (!f->is_func || !strncmp(f->name, "__pfx_", 6) ||
+		    !(f->sec->sh.sh_flags & SHF_EXECINSTR) ||
+		    GELF_ST_BIND(f->sym.st_info) == STB_WEAK)
+			continue;
+		g = xk_obj_find_func(&m, f->name, NULL);
+		if (!g || !g->sec->data || !f->sec->data)
+			continue;	/* inlined away at link, or NOBITS */
+		(*checked)++;
+		if (g->sym.st_size != f->sym.st_size) {
+			same = false;
+		} else {
+			mask_o = malloc(f->sym.st_size);
+			mask_m = malloc(f->sym.st_size);
+			if (!mask_o || !mask_m) {
+				free(mask_o);
+				free(mask_m);
+				err = xk_err(-ENOMEM, "%s: out of memory", obj_name);
+				break;
+			}
+			build_mask(&o, f, mask_o);
+			build_mask(&m, g, mask_m);
+			for (uint64_t b = 0; b < f->sym.st_size && same; b++)
+				if ((xk_func_bytes(f)[b] ^ xk_func_bytes(g)[b]) &
+				    mask_o[b] & mask_m[b])
+					same = false;
+			free(mask_o);
+			free(mask_m);
+		}
+		if (!same && nr_bad++ < 12)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " %s",
+				 f->name);
+	}
+	xk_obj_close(&m);
+	xk_obj_close(&o);
+	if (!err && nr_bad)
+		err = xk_err(-ESTALE, "%s built from the source differs from the "
+				      "shipped module %s in %d of %d functions:%s%s",
+			     obj_name, ko, nr_bad, *checked, bad,
+			     nr_bad > 12 ? " ..." : "");
+	return err;
+}
+

@@ -312,50 +312,58 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 
 /* ---- is an object built in this configuration? (Kbuild's makefiles) ---- */
 
-/* y or m in the kernel's .config: "CONFIG_X=y" on a line of its own */
-static bool config_on(const char *config, const char *sym, size_t len)
+/* How Kbuild builds an object in this configuration. */
+enum kbuild {
+	KBUILD_UNKNOWN = -1,	/* no makefile line names it */
+	KBUILD_NOT = 0,		/* a line names it under a condition that is off */
+	KBUILD_BUILTIN = 1,	/* into vmlinux */
+	KBUILD_MODULE = 2,	/* into a module */
+};
+
+/* CONFIG_X in the kernel's .config: y, m, or off. */
+static enum kbuild config_state(const char *config, const char *sym, size_t len)
 {
 	for (const char *p = config; (p = memmem(p, strlen(p), sym, len)); p += len) {
-		if ((p == config || p[-1] == '\n') && p[len] == '=' &&
-		    (p[len + 1] == 'y' || p[len + 1] == 'm'))
-			return true;
+		if ((p == config || p[-1] == '\n') && p[len] == '=')
+			return p[len + 1] == 'y' ? KBUILD_BUILTIN :
+			       p[len + 1] == 'm' ? KBUILD_MODULE : KBUILD_NOT;
 	}
-	return false;
+	return KBUILD_NOT;
 }
 
 /*
- * The condition of an assignment's left side: 1 built, 0 not, -1 not an
- * object list. NAME-... lists the parts of the composite NAME.o (*comp).
+ * What an assignment's left side builds: obj-y, obj-m, obj-$(CONFIG_X), or
+ * the parts of a composite NAME.o (NAME-y, NAME-objs, NAME-$(CONFIG_X):
+ * *comp is NAME.o, whose own line decides). KBUILD_UNKNOWN: not an object
+ * list.
  */
-static int lhs_condition(const char *lhs, const char *config, char *comp,
-			 size_t size)
+static enum kbuild lhs_condition(const char *lhs, const char *config,
+				 char *comp, size_t size)
 {
-	const char *dash = strrchr(lhs, '-'), *cfg;
+	const char *dash = strrchr(lhs, '-');
+	enum kbuild on = KBUILD_BUILTIN;
 
-	if (!dash)
-		return -1;
-	if (!strcmp(dash, "-objs") || !strcmp(dash, "-y") || !strcmp(dash, "-m") ||
-	    (cfg = strstr(dash, "$(CONFIG_")) == dash + 1) {
-		int on = 1;
+	if (!dash || !strncmp(lhs, "ccflags", 7) || !strncmp(lhs, "subdir", 6) ||
+	    !strncmp(lhs, "always", 6) || !strncmp(lhs, "targets", 7) ||
+	    !strncmp(lhs, "hostprogs", 9) || !strncmp(lhs, "extra", 5) ||
+	    !strncmp(lhs, "asflags", 7) || !strncmp(lhs, "ldflags", 7))
+		return KBUILD_UNKNOWN;
+	if (!strncmp(dash, "-$(CONFIG_", 10)) {
+		const char *sym = dash + 3, *end = strchr(sym, ')');
 
-		if (dash[1] == '$') {
-			const char *sym = dash + 3, *end = strchr(sym, ')');
-
-			if (!end)
-				return -1;
-			on = config_on(config, sym, end - sym);
-		}
-		if (!strncmp(lhs, "obj-", 4) || !strncmp(lhs, "lib-", 4))
-			comp[0] = '\0';
-		else if (xk_snprintf(comp, size, "%.*s.o", (int)(dash - lhs), lhs))
-			return -1;
-		if (!strncmp(lhs, "ccflags", 7) || !strncmp(lhs, "subdir", 6) ||
-		    !strncmp(lhs, "always", 6) || !strncmp(lhs, "targets", 7) ||
-		    !strncmp(lhs, "hostprogs", 9) || !strncmp(lhs, "extra", 5))
-			return -1;
-		return on;
+		if (!end)
+			return KBUILD_UNKNOWN;
+		on = config_state(config, sym, end - sym);
+	} else if (!strcmp(dash, "-m")) {
+		on = KBUILD_MODULE;
+	} else if (strcmp(dash, "-y") && strcmp(dash, "-objs")) {
+		return KBUILD_UNKNOWN;
 	}
-	return -1;
+	comp[0] = '\0';
+	if (strncmp(lhs, "obj-", 4) && strncmp(lhs, "lib-", 4) &&
+	    xk_snprintf(comp, size, "%.*s.o", (int)(dash - lhs), lhs))
+		return KBUILD_UNKNOWN;
+	return on;
 }
 
 /* Whether an assignment's right side names file (addprefix understood). */
@@ -394,35 +402,37 @@ static bool rhs_names(const char *rhs, const char *file)
 }
 
 /*
- * Whether Kbuild builds obj (e.g. "mm/zswap.o") in this configuration: the
- * line of its directory's makefile that lists it, and that line's
- * condition (composite objects followed to their own line). 1 built, 0 not
- * (a line says so), -1 unknown (no line found: the caller builds it and a
- * failure is reported, never hidden).
+ * How Kbuild builds obj (e.g. "mm/zswap.o") in this configuration: the line
+ * of its directory's makefile that lists it, and that line's condition; a
+ * part of a composite object follows the composite's own line. For a
+ * module, *module is its .ko's path in the tree ("fs/xfs/xfs.ko").
+ * KBUILD_UNKNOWN when no line names it: the caller builds it, and a
+ * failure is reported, never hidden.
  */
-static int kbuild_built(const struct tree *t, const char *config,
-			const char *obj, int depth)
+static enum kbuild kbuild_state(const struct tree *t, const char *config,
+				const char *obj, int depth, char *module,
+				size_t size)
 {
 	const char *slash = strrchr(obj, '/');
 	char dir[256], path[XK_PATH_MAX], *text = NULL;
-	int verdict = -1;
+	enum kbuild verdict = KBUILD_UNKNOWN;
 
 	if (depth > 4 || xk_snprintf(dir, sizeof(dir), "%.*s",
 				     (int)(slash ? slash - obj : 0), obj))
-		return -1;
+		return KBUILD_UNKNOWN;
 	if (xk_snprintf(path, sizeof(path), "%s/%s/Makefile", t->src, dir) ||
 	    (xk_read_file(path, &text, NULL) &&
 	     (xk_snprintf(path, sizeof(path), "%s/%s/Kbuild", t->src, dir) ||
 	      xk_read_file(path, &text, NULL))))
-		return -1;
+		return KBUILD_UNKNOWN;
 	/* one logical line at a time: continuations joined */
 	for (char *p = text; *p; p++)
 		if (*p == '\\' && p[1] == '\n')
 			p[0] = p[1] = ' ';
-	for (char *line = text; *line && verdict != 1;) {
-		char *end = strchrnul(line, '\n'), *op, comp[256];
+	for (char *line = text; *line && verdict <= KBUILD_NOT;) {
+		char *end = strchrnul(line, '\n'), *op, comp[256], lhs[256];
 		bool last = !*end;
-		int on;
+		enum kbuild on;
 
 		*end = '\0';
 		op = strstr(line, "+=");
@@ -430,21 +440,25 @@ static int kbuild_built(const struct tree *t, const char *config,
 			op = strstr(line, ":=");
 		if (!op)
 			op = strchr(line, '=');
-		if (op && line[0] != '#') {
-			char lhs[256];
-
-			xk_snprintf(lhs, sizeof(lhs), "%.*s", (int)(op - line), line);
+		if (op && line[0] != '#' &&
+		    !xk_snprintf(lhs, sizeof(lhs), "%.*s", (int)(op - line), line)) {
 			xk_trim(lhs);
 			on = lhs_condition(lhs, config, comp, sizeof(comp));
-			if (on >= 0 && rhs_names(op + (op[1] == '=' ? 2 : 1),
-						 slash ? slash + 1 : obj)) {
+			if (on != KBUILD_UNKNOWN &&
+			    rhs_names(op + (op[1] == '=' ? 2 : 1),
+				      slash ? slash + 1 : obj)) {
 				char parent[512];
 
-				if (on && comp[0] &&
+				if (on != KBUILD_NOT && comp[0] &&
 				    !xk_snprintf(parent, sizeof(parent), "%s%s%s",
 						 dir, dir[0] ? "/" : "", comp))
-					on = kbuild_built(t, config, parent, depth + 1);
-				if (on != -1 && (verdict == -1 || on == 1))
+					on = kbuild_state(t, config, parent, depth + 1,
+							  module, size);
+				else if (on == KBUILD_MODULE &&
+					 xk_snprintf(module, size, "%.*s.ko",
+						     (int)strlen(obj) - 2, obj))
+					on = KBUILD_UNKNOWN;
+				if (on != KBUILD_UNKNOWN)
 					verdict = on;
 			}
 		}
@@ -501,14 +515,20 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 			if (n < 3 || (strcmp(f + n - 2, ".c") && strcmp(f + n - 2, ".o")))
 				continue;
 			if (config) {
-				char o[256];
+				char o[256], ko[256] = "";
+				enum kbuild st = KBUILD_UNKNOWN;
 
-				if (!xk_snprintf(o, sizeof(o), "%.*s.o", (int)(n - 2), f) &&
-				    kbuild_built(t, config, o, 0) == 0) {
+				if (!xk_snprintf(o, sizeof(o), "%.*s.o", (int)(n - 2), f))
+					st = kbuild_state(t, config, o, 0, ko,
+							  sizeof(ko));
+				if (st == KBUILD_NOT) {
 					pr_debug("%s: not built in this configuration\n", o);
 					skipped++;
 					continue;
 				}
+				if (st == KBUILD_MODULE)
+					xk_strlcpy(res->module[res->nr_objects], ko,
+						   sizeof(res->module[0]));
 			}
 			if (res->nr_objects == XK_BUILD_MAX_OBJECTS) {
 				err = xk_err(-E2BIG, "%s is used in more than %d "

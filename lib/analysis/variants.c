@@ -394,7 +394,10 @@ static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 			!OPTS_GET(opts, skip_identity, false); i++) {
 		int checked = 0;
 
-		err = xk_identity_check(k, res->base[i], res->object[i], &checked);
+		err = res->module[i][0] ?
+		      xk_identity_check_module(k, res->base[i], res->object[i],
+					       res->module[i], &checked) :
+		      xk_identity_check(k, res->base[i], res->object[i], &checked);
 		res->identical += checked;
 	}
 	res->seconds = xk_now() - t0;

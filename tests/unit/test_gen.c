@@ -13,6 +13,7 @@
 
 #include "dataflow.h"
 #include "identity.h"
+#include "object.h"
 #include "internal.h"
 #include "symexec.h"
 #include "unit.h"
@@ -211,6 +212,46 @@ static int identity_refuses_a_changed_function(void)
 	return 0;
 }
 
+/* An object of a module is compared with the shipped .ko, not vmlinux. */
+static int module_identity_uses_the_shipped_ko(void)
+{
+	char src[XK_PATH_MAX + 32], tmp[] = "/tmp/xk-identity-XXXXXX";
+	int fd = mkstemp(tmp), checked = 0;
+	struct xk_obj o;
+	struct xk_sym *f;
+	uint8_t *data;
+	size_t len;
+
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(src, sizeof(src), "%s/net/ipv4/tcp_bbr.o", kernel.source);
+	if (!xk_exists(src)) {
+		/* the baseline comes from the first xk build of a bbr constant */
+		struct xk_scope t;
+
+		CHECK(gen(STOCK, "CYCLE_LEN", &t) == 0);
+		xk_scope_free(&t);
+	}
+	CHECK(xk_identity_check_module(&kernel, src, "net/ipv4/tcp_bbr.o",
+				       "net/ipv4/tcp_bbr.ko", &checked) == 0);
+	CHECK(checked >= 15);	/* 18 in 6.12.117: what was not inlined */
+	/* one byte of bbr_main changed: named */
+	CHECK(xk_obj_open(&o, src) == 0);
+	f = xk_obj_find_func(&o, "bbr_main", NULL);
+	CHECK(f);
+	CHECK(xk_read_file(src, (char **)&data, &len) == 0);
+	data[f->sec->sh.sh_offset + f->sym.st_value + 1] ^= 0x40;
+	xk_obj_close(&o);
+	CHECK(xk_write_file(tmp, data, len, 0644) == 0);
+	free(data);
+	CHECK(xk_identity_check_module(&kernel, tmp, "net/ipv4/tcp_bbr.o",
+				       "net/ipv4/tcp_bbr.ko", &checked) == -ESTALE);
+	unlink(tmp);
+	CHECK(strstr(xk_last_error(), "shipped module net/ipv4/tcp_bbr.ko"));
+	CHECK(strstr(xk_last_error(), "bbr_main"));
+	return 0;
+}
+
 static int unknown_constant_is_named(void)
 {
 	struct xk_constant c;
@@ -262,7 +303,8 @@ int main(void)
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
 		T(blk_span_is_the_sbb_sequence),
-		T(identity_refuses_a_changed_function), T(unknown_constant_is_named),
+		T(identity_refuses_a_changed_function),
+		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
 	};
 

@@ -26,7 +26,7 @@ static inline int gen(const char *catalog, const char *name, struct xk_scope *t)
 
 	if (!b)
 		return -ENOMEM;
-	err = xk_catalog_find(catalog, name, &c) ?: xk_build(&kernel, &c, NULL, b) ?:
+	err = xk_constant_resolve(catalog, name, &c) ?: xk_build(&kernel, &c, NULL, b) ?:
 	      xk_gen(&kernel, &c, b, t);
 	if (err)
 		printf("#   %s: %s\n", name, xk_last_error());
