@@ -28,6 +28,20 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	t->max = c->max;
 	for (int i = 0; i < b->nr_objects && !err; i++) {
 		struct gen_input in = { .object = b->object[i], .def = c->def };
+		char module[64];
+
+		/* net/ipv4/tcp_bbr.ko: tcp_bbr (kallsyms writes - as _) */
+		if (b->module[i][0]) {
+			const char *base = strrchr(b->module[i], '/');
+
+			xk_snprintf(module, sizeof(module), "%.*s",
+				    (int)strcspn(base ? base + 1 : b->module[i], "."),
+				    base ? base + 1 : b->module[i]);
+			for (char *p = module; *p; p++)
+				if (*p == '-')
+					*p = '_';
+			in.module = module;
+		}
 
 		xk_strlcpy(in.base_path, b->base[i], sizeof(in.base_path));
 		for (int v = 0; v < GEN_NR_VARIANTS; v++) {

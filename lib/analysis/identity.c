@@ -42,6 +42,11 @@ int xk_count_copies(const struct xk_kernel *k, struct xk_scope *t)
 	for (int i = 0; i < t->nr_spans; i++) {
 		const struct xk_ksym *first;
 
+		/* module:function names one function */
+		if (strchr(t->spans[i].func, ':')) {
+			t->spans[i].copies = 1;
+			continue;
+		}
 		t->spans[i].copies = (int)xk_kallsyms_lookup(&ks, t->spans[i].func,
 							    &first);
 	}

@@ -693,7 +693,13 @@ static int add_span(struct xk_scope *t, const struct gen_input *in,
 	memset(*sp, 0, sizeof(**sp));
 	memset((*sp)->arg_reg, -1, sizeof((*sp)->arg_reg));
 	xk_strlcpy((*sp)->object, in->object, sizeof((*sp)->object));
-	xk_strlcpy((*sp)->func, f->name, sizeof((*sp)->func));
+	/* a module's function is named module:function, as kallsyms and
+	 * kprobes resolve it */
+	if (in->module)
+		xk_snprintf((*sp)->func, sizeof((*sp)->func), "%s:%s", in->module,
+			    f->name);
+	else
+		xk_strlcpy((*sp)->func, f->name, sizeof((*sp)->func));
 	(*sp)->func_size = f->sym.st_size;
 	return 0;
 }

@@ -16,6 +16,7 @@ struct gen_variant {
 
 struct gen_input {
 	const char *object;		/* e.g. block/blk-mq.o */
+	const char *module;		/* its module (tcp_bbr), or NULL: vmlinux */
 	char base_path[XK_PATH_MAX];
 	int64_t def;			/* the value the baseline was built with */
 	struct gen_variant variant[GEN_NR_VARIANTS];	/* fit, fit, check */
