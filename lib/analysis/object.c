@@ -129,6 +129,29 @@ static int load_jump_labels(struct xk_obj *o)
 	return 0;
 }
 
+bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f)
+{
+	for (size_t i = 0; i < o->nr_secs; i++) {
+		const struct xk_sec *s = &o->secs[i];
+
+		if (strcmp(s->name, "__ex_table"))
+			continue;
+		/* entries are 12 bytes: insn (pc32), fixup (pc32), data */
+		for (size_t r = 0; r < s->nr_relas; r++) {
+			const struct xk_rela *rel = &s->relas[r];
+			int64_t at;
+
+			if (rel->offset % 12 || !rel->sym || rel->sym->sec != f->sec)
+				continue;
+			at = (int64_t)rel->sym->sym.st_value + rel->addend;
+			if (at >= (int64_t)f->sym.st_value &&
+			    at < (int64_t)(f->sym.st_value + f->sym.st_size))
+				return true;
+		}
+	}
+	return false;
+}
+
 bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
 		      uint64_t off)
 {

@@ -75,6 +75,8 @@ void xk_obj_correlate(struct xk_obj *a, struct xk_obj *b);
 /* Bytes of a function, and whether [off, off+len) is covered by a relocation. */
 const uint8_t *xk_func_bytes(const struct xk_sym *f);
 bool xk_func_reloc_at(const struct xk_sym *f, uint64_t off, unsigned int len);
+/* Whether an __ex_table entry names an instruction of function f. */
+bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f);
 /* Whether a jump-label site covers byte off of function f (of object o). */
 bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
 		      uint64_t off);

@@ -596,8 +596,12 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 		if ((in->is_call || in->is_branch || in->is_ret) && in->has_reloc)
 			memset(sp->expect_mask + (in->off - sp->start), 0, in->len);
 	}
-	/* a jump (5 bytes) fits: no branch, call, rip-relative or target in it */
-	sp->optimizable = true;
+	/*
+	 * a jump (5 bytes) fits: no branch, call, rip-relative or target in
+	 * it; and x86 never optimizes a probe in a function with an exception
+	 * table entry (fixup code may jump back into it: can_optimize())
+	 */
+	sp->optimizable = !xk_func_has_extable(c->obj, c->fb);
 	win_end = pi->off + 5;
 	for (i = p; i < c->base.nr && c->base.insn[i].off < win_end; i++) {
 		const struct xk_insn *in = &c->base.insn[i];
