@@ -296,7 +296,7 @@ static void op_fork_thread(void)
 }
 
 static const struct size { const char *name; size_t pages; double w; } sizes[] = {
-	{ "small", 1, 4 }, { "mid", 10, 2 }, { "big", MAX_PAGES, 0.2 },
+	{ "small", 1, 4 }, { "mid", 10, 2 }, { "big", MAX_PAGES, 0.05 },
 };
 
 /* pread/pwrite of a tmpfs file; mmap/munmap of it; an anonymous page fault */

@@ -107,7 +107,7 @@ awk -F, '$1 == "det" { if (!($3 in seen)) { seen[$3] = 1; ops[++no] = $3 } k[$2,
 	$OUT/lebench.csv > $OUT/lebench-plot.dat
 if command -v gnuplot > /dev/null; then
 	gnuplot <<-EOF
-	set terminal pngcairo size 1400,900 font "sans,10"
+	set terminal pngcairo size 1400,900 font "sans,10" noenhanced
 	set output "docs/lebench.png"
 	set multiplot layout 2,1 title "LEBench-style ops in Debian's 6.12 cloud kernel under QEMU (-icount shift=0: guest instructions), k-closest estimate"
 	set style data histograms
