@@ -16,6 +16,7 @@
 # (multi-threaded TCG) of none, module and none2, which is noisy.
 #
 #   bench/lebench.sh [SCALE]     SCALE multiplies every run count (default 1)
+#   bench/lebench.sh --report    tables and plot again from the last run's output
 #
 # Writes build/bench/lebench.csv (every figure), build/bench/lebench-*.txt
 # (the guests' output) and docs/lebench.png (the plot); prints the tables.
@@ -24,20 +25,24 @@ cd "$(dirname "$0")/.."
 SCALE=${1:-1}
 OUT=build/bench
 mkdir -p $OUT
-make -s build/bench/lebench policies > /dev/null
-build/xk -q gen MAX_RW_COUNT > /dev/null
-build/xk -q gen --catalog bench/lebench.conf EP_MAX_EVENTS > /dev/null
-build/xk -q gen --catalog bench/lebench.conf N_STACK_PPS > /dev/null
+if [ "$SCALE" != --report ]; then
+	make -s build/bench/lebench policies > /dev/null
+	build/xk -q gen MAX_RW_COUNT > /dev/null
+	build/xk -q gen --catalog bench/lebench.conf EP_MAX_EVENTS > /dev/null
+	build/xk -q gen --catalog bench/lebench.conf N_STACK_PPS > /dev/null
 
-t0=$(date +%s)
-echo "== deterministic guest (guest instructions), scale $SCALE"
-build/xk vm run --deterministic --smp 1 --timeout 1800 -- \
-	bench/lebench-guest.sh det "$SCALE" | tee $OUT/lebench-det.txt | grep -v '^LB '
-t1=$(date +%s)
-echo "== wall-clock guest (thread=multi TCG: noisy), scale $SCALE"
-build/xk vm run --timeout 1800 -- \
-	bench/lebench-guest.sh wall "$SCALE" | tee $OUT/lebench-wall.txt | grep -v '^LB '
-t2=$(date +%s)
+	t0=$(date +%s)
+	echo "== deterministic guest (guest instructions), scale $SCALE"
+	build/xk vm run --deterministic --smp 1 --timeout 1800 -- \
+		bench/lebench-guest.sh det "$SCALE" | tee $OUT/lebench-det.txt | grep -v '^LB '
+	t1=$(date +%s)
+	echo "== wall-clock guest (thread=multi TCG: noisy), scale $SCALE"
+	build/xk vm run --timeout 1800 -- \
+		bench/lebench-guest.sh wall "$SCALE" | tee $OUT/lebench-wall.txt | grep -v '^LB '
+	t2=$(date +%s)
+	echo "suite: deterministic guest $((t1 - t0)) s, wall-clock guest $((t2 - t1)) s (boots included)" \
+		> $OUT/lebench-time.txt
+fi
 
 # the CSV: mode,config,op,kbest,mean,stdev,n,window
 {
@@ -96,7 +101,7 @@ echo
 echo "== k-best per op, ns of wall clock (thread=multi TCG: NOISY, indicative only)"
 table wall none module none2
 echo
-echo "suite: deterministic guest $((t1 - t0)) s, wall-clock guest $((t2 - t1)) s (boots included)"
+cat $OUT/lebench-time.txt
 
 # the plot: k-best per config (log scale), then the overhead against none
 awk -F, '$1 == "det" { if (!($3 in seen)) { seen[$3] = 1; ops[++no] = $3 } k[$2, $3] = $4 }
@@ -123,6 +128,7 @@ if command -v gnuplot > /dev/null; then
 	     "" using 3 title "module (xk set)" lc rgb "#dd8452", \
 	     "" using 4 title "eBPF policy (MAX_RW_COUNT)" lc rgb "#55a868"
 	unset logscale y
+	set key top center
 	set ylabel "overhead against none (%)"
 	set yrange [-5:*]
 	plot "$OUT/lebench-plot.dat" using 6:xtic(1) title "module (xk set)" lc rgb "#dd8452", \
