@@ -60,5 +60,6 @@ if [ "$mode" = det ]; then
 	$XK unload --all > /dev/null
 fi
 # right after a BPF program goes, rmmod can fail once with EAGAIN
-for i in 1 2 3 4 5; do rmmod xkernel 2> /dev/null && break; sleep 1; done
+for _ in 1 2 3 4 5; do rmmod xkernel 2> /dev/null && break; sleep 1; done
+[ ! -e /sys/module/xkernel ] || echo "LBI none2 warning: xkernel.ko still loaded (nothing armed)"
 pass none2

@@ -61,8 +61,8 @@ hits() {
 	*) echo 0 ;;
 	esac
 }
-HITS=$(for op in $(awk -F, '$1 == "det" && $2 == "none" { print $3 }' $OUT/lebench.csv); do
-	echo "$op $(hits "$op")"; done)
+HITS=$(awk -F, '$1 == "det" && $2 == "none" { print $3 }' $OUT/lebench.csv |
+	while read -r op; do echo "$op $(hits "$op")"; done)
 
 table() {	# mode, configs...
 	local mode=$1; shift
