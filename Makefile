@@ -139,3 +139,16 @@ clean:
 		$(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden clean; fi
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- bench/lebench: a LEBench-style suite of core operations ----
+# static, so the guest needs nothing of it (bench/lebench.sh, docs/lebench.md)
+$(BUILD)/bench/lebench: bench/lebench.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -Werror -static -pthread -o $@ $< -lm
+all: $(BUILD)/bench/lebench
+
+# every figure of bench/: runtime costs, then the LEBench-style suite
+.PHONY: bench
+bench: all
+	bench/runtime.sh
+	bench/lebench.sh
