@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +56,44 @@ double xk_now(void);
 
 /* The cache directory: override, else $XK_CACHE, else ~/.cache/xkernel. */
 const char *xk_cache_dir(const char *override);
+
+/* ------------------------------------------------------------------ */
+/* Child processes                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A child process, started one way for the library and its tools (no shell
+ * unless argv names one). argv[0] is searched in PATH. Standard input is
+ * in_fd when > 0, else ours with inherit_stdin, else /dev/null; standard
+ * error goes to err_fd when > 0, else is appended to log_path when given,
+ * else is inherited; standard output goes to out_fd when > 0, else to
+ * log_path, else is inherited; xk_run can capture it instead. A failure's
+ * cause goes to xk_last_error(); being the library's own helpers too, these
+ * do not clear an earlier one when they succeed.
+ */
+struct xk_cmd {
+	const char *const *argv;
+	const char *cwd;
+	const char *log_path;
+	char **capture;			/* xk_run: standard output (malloc'd) */
+	const char *const *env_add;	/* extra NAME=value strings */
+	bool inherit_stdin;
+	int in_fd, out_fd, err_fd;
+};
+
+/* Starts a child; capture is not allowed (use xk_run). */
+int xk_spawn(const struct xk_cmd *cmd, pid_t *pid);
+/*
+ * Waits for pid (-1: any child; *reaped says which). Returns its exit
+ * status (>= 0), or a negative errno when it was killed by a signal.
+ */
+int xk_wait(pid_t pid, pid_t *reaped);
+/* Sends sig to a child and reaps it; nothing for pid <= 0. */
+void xk_stop(pid_t pid, int sig);
+/* Runs a child to its end: its exit status, or a negative errno. */
+int xk_run(const struct xk_cmd *cmd);
+/* Runs and turns a non-zero status into an error naming the step. */
+int xk_run_step(const char *what, const struct xk_cmd *cmd);
 
 #ifdef __cplusplus
 }

@@ -70,36 +70,6 @@ int xk_copy_file(const char *src, const char *dst, int mode);
 int xk_file_tail(const char *path, int lines, char *out, size_t size);
 double xk_now(void);
 
-/*
- * A child process (spawn.c). argv[0] is searched in PATH. Standard input is
- * /dev/null unless inherit_stdin; standard error is appended to log_path
- * when given (else inherited); standard output goes to out_fd when > 0,
- * else to log_path, else is inherited; xk_run can capture it instead.
- */
-struct xk_cmd {
-	const char *const *argv;
-	const char *cwd;
-	const char *log_path;
-	char **capture;			/* xk_run: standard output (malloc'd) */
-	const char *const *env_add;	/* extra NAME=value strings */
-	bool inherit_stdin;
-	int out_fd;
-};
-
-/* Starts a child; capture is not allowed (use xk_run). */
-int xk_spawn(const struct xk_cmd *cmd, pid_t *pid);
-/*
- * Waits for pid (-1: any child; *reaped says which). Returns its exit
- * status (>= 0), or a negative errno when it was killed by a signal.
- */
-int xk_wait(pid_t pid, pid_t *reaped);
-/* Sends sig to a child and reaps it; nothing for pid <= 0. */
-void xk_stop(pid_t pid, int sig);
-/* Runs a child to its end: its exit status, or a negative errno. */
-int xk_run(const struct xk_cmd *cmd);
-
-/* Runs and turns a non-zero status into an error naming the step. */
-int xk_run_step(const char *what, const struct xk_cmd *cmd);
 
 /* Finds an executable in PATH (or at an absolute path). */
 int xk_which(const char *name, char *out, size_t size);

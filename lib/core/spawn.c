@@ -69,17 +69,24 @@ static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
 				      cmd->argv[0]);
 	}
 	posix_spawn_file_actions_init(&fa);
-	if (!cmd->inherit_stdin)
+	if (cmd->in_fd > 0)
+		posix_spawn_file_actions_adddup2(&fa, cmd->in_fd, 0);
+	else if (!cmd->inherit_stdin)
 		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (cmd->log_path)
+	if (cmd->err_fd > 0)
+		posix_spawn_file_actions_adddup2(&fa, cmd->err_fd, 2);
+	else if (cmd->log_path)
 		posix_spawn_file_actions_addopen(&fa, 2, cmd->log_path,
 						 O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (capture_fd >= 0)
 		posix_spawn_file_actions_adddup2(&fa, capture_fd, 1);
 	else if (cmd->out_fd > 0)
 		posix_spawn_file_actions_adddup2(&fa, cmd->out_fd, 1);
-	else if (cmd->log_path)
+	else if (cmd->log_path && cmd->err_fd <= 0)
 		posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	else if (cmd->log_path)
+		posix_spawn_file_actions_addopen(&fa, 1, cmd->log_path,
+						 O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (cmd->cwd)
 		posix_spawn_file_actions_addchdir_np(&fa, cmd->cwd);
 	err = posix_spawnp(pid, cmd->argv[0], &fa, NULL,
