@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "json.h"
 #include "banned.h"
@@ -122,7 +123,8 @@ struct load_args {
 };
 extern const struct cli_opt load_opts[];
 const char *mode_name(int mode);
-/* /dev/xkernel, loading the module built beside xk if it is not there. */
+/* /dev/xkernel; when missing, modprobe xkernel, then (development tree
+ * only) insmod kmod/xkernel.ko beside build/xk. Reports the cause itself. */
 int open_runtime(void);
 /* Arms the table arg names (see table_load); xk's exit status. */
 int load_table(const char *arg, const struct load_args *a);
@@ -137,8 +139,27 @@ void table_cache_path(const struct xk_kernel *k, const char *name,
 int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 	       char *path, size_t size);
 
+/*
+ * Child processes (spawn.c), from an argument vector, never a shell line:
+ * cli_spawn starts one with the given descriptors (stdin -1: /dev/null,
+ * stdout/stderr -1: inherited); cli_wait: its exit status, 128 + signal
+ * when killed, or -errno; cli_run: runs it to its end with stdout and
+ * stderr captured (their last size - 1 bytes in out), its exit status.
+ */
+int cli_spawn(const char *const *argv, int in_fd, int out_fd, int err_fd,
+	      pid_t *pid);
+int cli_wait(pid_t pid);
+int cli_run(const char *const *argv, char *out, size_t size);
+
 /* Prints the help page of a topic ("vm run"); -ENOENT if there is none. */
 int print_help(const char *topic);
+
+/* Where a packaged xk finds its catalog, and root's cache (main.c). */
+#define XK_SYSTEM_CATALOG "/usr/share/xkernel/catalog/constants.conf"
+#define XK_SYSTEM_CACHE "/var/lib/xkernel"
+/* Whether xk runs from a development tree's build/ (a catalog/ beside it);
+ * top: that tree. */
+bool dev_tree(char *top, size_t size);
 
 /* Common option: --release R (parsed by each command). */
 int kernel_for_command(const char *release, struct xk_kernel *k);

@@ -82,7 +82,7 @@ static int set_many(const struct load_args *a, int n, char **args)
 	free(st);
 	fd = open_runtime();
 	if (fd < 0)
-		return p_lib_err("set", fd);
+		return XK_EXIT_FAIL;
 	err = xk_rt_set_many(fd, n, name_ptr, values, a->mode, a->timeout_ms, &r);
 	close(fd);
 	if (err)
@@ -105,7 +105,7 @@ static int do_set(void *args, int argc, char **argv)
 		return p_usage("set", "give NAME=VALUE");
 	if (parse_assignment(argv[0], name, sizeof(name), &value))
 		return XK_EXIT_USAGE;
-	fd = open_runtime();
+	fd = xk_rt_open();	/* not there: nothing loaded yet */
 	if (fd >= 0) {
 		err = xk_rt_set(fd, name, value, a->mode, a->timeout_ms, &r);
 		close(fd);

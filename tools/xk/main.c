@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -126,11 +128,30 @@ static const struct cli_cmd *find_command(const char *object, const char *word)
 	return cli_command(topic);
 }
 
+/*
+ * The cache of an installed xk run by root is /var/lib/xkernel (made by the
+ * package), so that xk apply at boot and an administrator share the scope
+ * tables; $XK_CACHE always wins, and a development tree's build/xk (a
+ * catalog/ beside it) keeps ~/.cache/xkernel.
+ */
+static void default_cache(void)
+{
+	const char *env = getenv("XK_CACHE");
+	char top[4096];
+	struct stat sb;
+
+	if ((env && *env) || geteuid() != 0 || stat(XK_SYSTEM_CACHE, &sb) ||
+	    !S_ISDIR(sb.st_mode) || dev_tree(top, sizeof(top)))
+		return;
+	setenv("XK_CACHE", XK_SYSTEM_CACHE, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cli_cmd *c = &root, *next;
 
 	json_writer.f = stdout;
+	default_cache();
 	xk_set_print(print_level);
 	argc--;
 	argv++;
