@@ -132,7 +132,7 @@ int load_table(const char *arg, const struct load_args *a)
 		err = xk_rt_load(fd, &t, value, &o, &r);
 	}
 	close(fd);
-	if (!err)
+	if (!err && !a->silent)
 		report_change("load", t.constant, t.def, value, &r, a->mode);
 	xk_scope_free(&t);
 	return err ? p_lib_err("load", err) : 0;

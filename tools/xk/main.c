@@ -23,6 +23,20 @@ bool quiet;
 static struct json json_writer;
 struct json *jw = &json_writer;
 
+static char *err_capture;
+static size_t err_capture_size;
+
+struct err_capture p_err_capture(char *buf, size_t size)
+{
+	struct err_capture prev = { err_capture, err_capture_size };
+
+	err_capture = buf;
+	err_capture_size = size;
+	if (buf && size)
+		buf[0] = '\0';
+	return prev;
+}
+
 void p_err(const char *fmt, ...)
 {
 	char msg[8192];
@@ -31,6 +45,11 @@ void p_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (err_capture) {
+		if (!err_capture[0])
+			snprintf(err_capture, err_capture_size, "%s", msg);
+		return;
+	}
 	if (json_output) {
 		struct json j = { .f = stdout };
 
@@ -105,6 +124,7 @@ static const struct cli_cmd *const commands[] = {
 	&group_kernel, &cmd_kernel_fetch, &cmd_kernel_info,
 	&group_vm, &cmd_vm_run, &cmd_vm_shell,
 	&cmd_build, &cmd_gen, &cmd_load, &cmd_set, &cmd_unload, &cmd_status,
+	&cmd_apply,
 	&cmd_help, &cmd_version,
 };
 
