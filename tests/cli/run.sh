@@ -84,8 +84,10 @@ man_pages() {
 	while IFS= read -r topic; do
 		page=docs/man/xk${topic:+-${topic// /-}}.1
 		# shellcheck disable=SC2086
+		# the NAME line names the page as its file does (whatis)
 		expect_match "$page" "$(MANWIDTH=200 man -l "$page" 2>/dev/null)" \
-			"$($XK help $topic | sed -n 2p | sed 's/^ *//')"
+			"$($XK help $topic | sed -n 2p | sed 's/^ *//' |
+			   sed "s/^xk $topic /xk-${topic// /-} /")"
 	done < <($XK help --topics)
 }
 

@@ -476,13 +476,17 @@ static int print_man(const char *topic)
 {
 	const char *text = page_text(topic), *end;
 	bool filled = true, blank = false;
-	char name[64];
+	char name[64], words[64], page[64];
 
 	if (!text)
 		return -ENOENT;
-	snprintf(name, sizeof(name), "XK%s%s", topic[0] ? "-" : "", topic);
+	snprintf(words, sizeof(words), "xk%s%s", topic[0] ? " " : "", topic);
+	snprintf(page, sizeof(page), "%s", words);
+	for (char *c = page; *c; c++)
+		*c = *c == ' ' ? '-' : *c;
+	snprintf(name, sizeof(name), "%s", page);
 	for (char *c = name; *c; c++)
-		*c = *c == ' ' ? '-' : toupper((unsigned char)*c);
+		*c = toupper((unsigned char)*c);
 	printf(".TH %s 1 \"\" \"xk %s\" \"xkernel\"\n", name, XK_VERSION);
 	for (const char *line = text; *line; line = *end ? end + 1 : end) {
 		size_t indent = strspn(line, " ");
@@ -504,7 +508,14 @@ static int print_man(const char *topic)
 			if (blank)
 				putchar('\n');
 			indent = indent > 4 ? 4 : indent;
-			put_roff(line + indent, end - line - indent);
+			line += indent;
+			/* whatis: the page's name as its file names it */
+			if (filled && !strncmp(line, words, strlen(words)) &&
+			    line[strlen(words)] == ' ') {
+				fputs(page, stdout);
+				line += strlen(words);
+			}
+			put_roff(line, end - line);
 		}
 		blank = false;
 	}
