@@ -10,7 +10,7 @@ XK=build/xk
 help_pages() {
 	local topic
 	for topic in "" kernel "kernel fetch" "kernel info" vm "vm run" \
-		"vm shell" build gen load set unload status apply help version; do
+		"vm shell" build gen load set unload status apply tune help version; do
 		# shellcheck disable=SC2086
 		out=$($XK help $topic) || die "no help page for '$topic'"
 		expect_match "help $topic" "$out" "^NAME"
@@ -63,7 +63,7 @@ bad_option_value() {
 command_help() {
 	local topic want
 	for topic in kernel "kernel fetch" "kernel info" vm "vm run" "vm shell" \
-		build gen load set unload status apply help version; do
+		build gen load set unload status apply tune help version; do
 		# shellcheck disable=SC2086
 		want=$($XK help $topic) || die "no help page for '$topic'"
 		# shellcheck disable=SC2086
