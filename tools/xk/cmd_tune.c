@@ -28,7 +28,8 @@
 static const char *const modes[] = { "immediate", "global", "per-task", NULL };
 
 struct tune_args {
-	const char *values, *run, *metric, *csv, *plot, *catalog;
+	const char *values, *run, *metric, *csv, *plot, *catalog, *label;
+	bool log_y;
 	int repeat;
 	int mode;
 	int timeout_ms;
@@ -368,11 +369,12 @@ static int plot(const struct tune *t, const char *path)
 	fputs("set xlabel ", f);
 	gp_str(f, t->name, 64);
 	fputs("\nset ylabel ", f);
-	gp_str(f, t->a->metric, 60);
-	fputs("\nset grid\nset key off\nset offsets graph 0.03, graph 0.03, "
-	      "graph 0.05, graph 0.05\n", f);
+	gp_str(f, t->a->label ?: t->a->metric, 60);
+	fputs("\nset grid\nset key off\nset offsets graph 0.03, graph 0.03\n", f);
 	if (lo > 0 && hi >= 16 * lo)
 		fputs("set logscale x 2\n", f);
+	if (t->a->log_y)
+		fputs("set logscale y\n", f);
 	fputs("$data << EOD\n", f);
 	for (int i = 0; i < t->nr_values; i++) {
 		struct stats s = stats_of(&t->samples[i * t->a->repeat], t->a->repeat);
@@ -519,6 +521,8 @@ static const struct cli_opt tune_opts[] = {
 	  1, 600000, .range = "1 to 600000 ms" },
 	{ "csv", 0, CLI_STR, offsetof(struct tune_args, csv) },
 	{ "plot", 0, CLI_STR, offsetof(struct tune_args, plot) },
+	{ "label", 0, CLI_STR, offsetof(struct tune_args, label) },
+	{ "log-y", 0, CLI_FLAG, offsetof(struct tune_args, log_y) },
 	{ "catalog", 'c', CLI_STR, offsetof(struct tune_args, catalog) },
 	{ "partial", 0, CLI_FLAG, offsetof(struct tune_args, partial) },
 	{ NULL },
