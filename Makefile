@@ -152,3 +152,17 @@ all: $(BUILD)/bench/lebench
 bench: all
 	bench/runtime.sh
 	bench/lebench.sh
+
+# Debian packages (debian/): xkernel, xkernel-dkms, xkernel-dev, built with
+# dpkg-buildpackage (its own build directory, debian/build) and moved from
+# ../ to build/deb/; lintian checks them when it is installed
+.PHONY: deb
+deb:
+	dpkg-buildpackage -us -uc -b
+	@mkdir -p $(BUILD)/deb
+	@v=$$(dpkg-parsechangelog -S Version); \
+	mv ../xkernel_$${v}_*.changes ../xkernel_$${v}_*.buildinfo \
+		../xkernel*_$${v}_*.deb $(BUILD)/deb/
+	@if command -v lintian >/dev/null; then \
+		lintian --fail-on error $(BUILD)/deb/*.changes; fi
+	@ls $(BUILD)/deb/*.deb

@@ -21,6 +21,8 @@ PACKAGES=(
 	qemu-system-x86 busybox-static util-linux
 	# workloads in the guest
 	fio iperf3 iproute2
+	# xk tune --plot (tests/guest/test_tune.sh)
+	gnuplot-nox
 )
 
 if [ "$(id -u)" != 0 ]; then

@@ -10,7 +10,7 @@ XK=build/xk
 help_pages() {
 	local topic
 	for topic in "" kernel "kernel fetch" "kernel info" vm "vm run" \
-		"vm shell" build gen load set unload status help version; do
+		"vm shell" build gen load set unload status apply tune help version; do
 		# shellcheck disable=SC2086
 		out=$($XK help $topic) || die "no help page for '$topic'"
 		expect_match "help $topic" "$out" "^NAME"
@@ -63,7 +63,7 @@ bad_option_value() {
 command_help() {
 	local topic want
 	for topic in kernel "kernel fetch" "kernel info" vm "vm run" "vm shell" \
-		build gen load set unload status help version; do
+		build gen load set unload status apply tune help version; do
 		# shellcheck disable=SC2086
 		want=$($XK help $topic) || die "no help page for '$topic'"
 		# shellcheck disable=SC2086
@@ -84,8 +84,10 @@ man_pages() {
 	while IFS= read -r topic; do
 		page=docs/man/xk${topic:+-${topic// /-}}.1
 		# shellcheck disable=SC2086
+		# the NAME line names the page as its file does (whatis)
 		expect_match "$page" "$(MANWIDTH=200 man -l "$page" 2>/dev/null)" \
-			"$($XK help $topic | sed -n 2p | sed 's/^ *//')"
+			"$($XK help $topic | sed -n 2p | sed 's/^ *//' |
+			   sed "s/^xk $topic /xk-${topic// /-} /")"
 	done < <($XK help --topics)
 }
 
@@ -168,6 +170,51 @@ options_after_arguments() {
 	expect_match "vm run --smp 0" "$out" "--smp must be a number from 1 to 64, not '0'"
 }
 
+# xk apply reads *.conf as sysctl.d does: /etc over /usr/lib by file name,
+# files in lexical order, later settings win; --dry-run touches nothing
+apply_config() {
+	local d
+	d=$(mktemp -d)
+	mkdir "$d/etc" "$d/lib" "$d/empty"
+	printf '# block\nBLK_MAX_REQUEST_COUNT = 4\nmode = global\n' > "$d/etc/10-blk.conf"
+	printf 'BLK_MAX_REQUEST_COUNT = 64\nSHRINK_BATCH = 7\n' > "$d/lib/10-blk.conf"
+	printf 'SHRINK_BATCH = 0x100 # hex\n; comment\n\nMAX_SOFTIRQ_RESTART=5\n' > "$d/lib/20-z.conf"
+	printf 'MAX_SOFTIRQ_RESTART = 3\nSHRINK_BATCH = 9\n' > "$d/etc/05-a.conf"
+	out=$($XK -j apply --dry-run "$d/etc" "$d/lib") || die "dry run failed: $out"
+	expect_eq files "$(jq -c '[.files[] | sub(".*/"; "")]' <<< "$out")" \
+		'["05-a.conf","10-blk.conf","20-z.conf"]'
+	expect_eq "10-blk.conf from etc" "$(jq -r '.files[1]' <<< "$out")" "$d/etc/10-blk.conf"
+	expect_eq overridden "$(jq -r '.overridden[0] | .file + " " + .by' <<< "$out")" \
+		"$d/lib/10-blk.conf $d/etc/10-blk.conf"
+	expect_eq settings "$(jq -c '[.constants[] | [.constant, .value]]' <<< "$out")" \
+		'[["MAX_SOFTIRQ_RESTART",5],["SHRINK_BATCH",256],["BLK_MAX_REQUEST_COUNT",4]]'
+	expect_eq source "$(jq -r '.constants[1].source' <<< "$out")" "$d/lib/20-z.conf:1"
+	expect_eq mode "$(jq -r .mode <<< "$out")" global
+	expect_eq "--mode over the files" \
+		"$($XK -j apply -n --mode per-task "$d/etc" "$d/lib" | jq -r .mode)" per-task
+	out=$($XK apply --dry-run "$d/etc" "$d/lib" 2>&1) || die "text dry run: $out"
+	expect_match text "$out" "^BLK_MAX_REQUEST_COUNT = 4 \($d/etc/10-blk.conf:2\)$"
+	expect_match text "$out" "10-blk.conf \(overrides $d/lib/10-blk.conf\)"
+	expect_match text "$out" "would apply 3 constants in one transaction \(global\)"
+	out=$($XK apply -n "$d/empty" "$d/nosuch")
+	expect_match "no files" "$out" "would apply 0 constants"
+	# a line that cannot be read is named; the rest is still read
+	printf 'X = y\nno equals\nmode = fast\n1X = 3\n' > "$d/etc/30-bad.conf"
+	out=$($XK apply -n "$d/etc" "$d/lib" 2>&1)
+	expect_eq "bad lines: status" $? 1
+	expect_match "bad number" "$out" "30-bad.conf:1: X: 'y' is not a number"
+	expect_match "no =" "$out" "30-bad.conf:2: 'no equals' is not CONSTANT = VALUE"
+	expect_match "bad mode" "$out" "30-bad.conf:3: mode is immediate, global or per-task, not 'fast'"
+	expect_match "bad name" "$out" "30-bad.conf:4: '1X' is not the name of a constant"
+	expect_match "rest read" "$out" "would apply 3 constants"
+	# /etc masks a file of /usr/lib with a link to /dev/null
+	rm "$d/etc/30-bad.conf"
+	ln -s /dev/null "$d/etc/20-z.conf"
+	expect_eq masked "$($XK -j apply -n "$d/etc" "$d/lib" | jq -c '[.constants[] | [.constant, .value]]')" \
+		'[["MAX_SOFTIRQ_RESTART",3],["SHRINK_BATCH",9],["BLK_MAX_REQUEST_COUNT",4]]'
+	rm -rf "$d"
+}
+
 guest_status_comes_back() {
 	out=$($XK vm run --timeout 300 -- sh -c 'echo from-guest "$@"; exit 7' \
 		sh -j --json -h -- -q 2>&1)
@@ -220,6 +267,7 @@ t "a man page per help topic, up to date" man_pages
 t "bash completion of commands, options and constants" completion
 t "global options anywhere: xk gen NAME -j is xk -j gen NAME" global_options_anywhere
 t "a command's options before or after its arguments" options_after_arguments
+t "xk apply: sysctl.d precedence and order, --dry-run" apply_config
 t "guest command's exit status comes back" guest_status_comes_back
 t "guest command not found is 127" guest_missing_command
 t "hung guest is killed with the console tail" guest_hang_times_out

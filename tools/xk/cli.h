@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "json.h"
 #include "banned.h"
@@ -25,6 +26,14 @@ extern struct json *jw;
 
 /* One place where errors are reported: text on stderr, or JSON on stdout. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* While buf is set, p_err keeps the first error there instead of printing
+ * it (xk apply names the constant with the cause); NULL: print again.
+ * Returns the capture it replaces, to be set again after. */
+struct err_capture {
+	char *buf;
+	size_t size;
+};
+struct err_capture p_err_capture(char *buf, size_t size);
 /* Reports the library's last error after a failed call: XK_EXIT_FAIL. */
 int p_lib_err(const char *what, int err);
 /* Usage error: names the problem and the help topic; returns XK_EXIT_USAGE. */
@@ -101,7 +110,7 @@ int cli_number(const char *topic, const char *s, long long *v);
 /* the commands, one per cmd_*.c */
 extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_vm_run,
 	cmd_vm_shell, cmd_build, cmd_gen, cmd_load, cmd_set, cmd_unload,
-	cmd_status, cmd_help, cmd_version;
+	cmd_status, cmd_apply, cmd_tune, cmd_help, cmd_version;
 
 /*
  * The runtime half: xk load, set, unload and status (cmd_load.c, cmd_set.c,
@@ -119,13 +128,36 @@ struct load_args {
 	const char *policy;		/* load: a BPF object */
 	struct cli_list params;		/* load --param NAME=VALUE */
 	bool partial;			/* accept refused uses (half-applied) */
+	bool silent;			/* load_table: no report of the load */
 };
 extern const struct cli_opt load_opts[];
 const char *mode_name(int mode);
-/* /dev/xkernel, loading the module built beside xk if it is not there. */
+/* /dev/xkernel; when missing, modprobe xkernel, then (development tree
+ * only) insmod kmod/xkernel.ko beside build/xk. Reports the cause itself. */
 int open_runtime(void);
 /* Arms the table arg names (see table_load); xk's exit status. */
 int load_table(const char *arg, const struct load_args *a);
+/*
+ * One transaction of several constants, the path of xk set A=1 B=2, xk
+ * apply and xk tune: each constant not loaded yet is loaded at its
+ * compiled-in value (its table made when missing), then all switch
+ * together. keep_going: a constant that cannot be loaded, or whose value
+ * is out of its bounds or chosen by a policy, is left out with the cause
+ * in its why and the rest still switch; else it fails them all (reported).
+ * When the commit fails, the constants loaded for it are unloaded again.
+ * Returns 0, or XK_EXIT_FAIL with the cause reported.
+ */
+struct tx_item {
+	const char *name;
+	long long value;
+	char why[512];		/* why it was left out; "" when it is in */
+	bool loaded;		/* loaded by this transaction */
+};
+int set_transaction(const struct load_args *a, struct tx_item *it, int n,
+		    bool keep_going, struct xk_rt_result *r);
+/* Whether constant name is loaded; its status in *st when it is. */
+struct xk_ioc_status;
+bool is_loaded(const char *name, struct xk_ioc_status *st);
 /* Prints what a load or set changed. */
 void report_change(const char *verb, const char *name, long long from,
 		   long long to, const struct xk_rt_result *r, int mode);
@@ -137,8 +169,27 @@ void table_cache_path(const struct xk_kernel *k, const char *name,
 int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 	       char *path, size_t size);
 
+/*
+ * Child processes (spawn.c), from an argument vector, never a shell line:
+ * cli_spawn starts one with the given descriptors (stdin -1: /dev/null,
+ * stdout/stderr -1: inherited); cli_wait: its exit status, 128 + signal
+ * when killed, or -errno; cli_run: runs it to its end with stdout and
+ * stderr captured (their last size - 1 bytes in out), its exit status.
+ */
+int cli_spawn(const char *const *argv, int in_fd, int out_fd, int err_fd,
+	      pid_t *pid);
+int cli_wait(pid_t pid);
+int cli_run(const char *const *argv, char *out, size_t size);
+
 /* Prints the help page of a topic ("vm run"); -ENOENT if there is none. */
 int print_help(const char *topic);
+
+/* Where a packaged xk finds its catalog, and root's cache (main.c). */
+#define XK_SYSTEM_CATALOG "/usr/share/xkernel/catalog/constants.conf"
+#define XK_SYSTEM_CACHE "/var/lib/xkernel"
+/* Whether xk runs from a development tree's build/ (a catalog/ beside it);
+ * top: that tree. */
+bool dev_tree(char *top, size_t size);
 
 /* Common option: --release R (parsed by each command). */
 int kernel_for_command(const char *release, struct xk_kernel *k);

@@ -10,27 +10,38 @@
 #include "cli.h"
 #include "xk/scope.h"
 
+bool dev_tree(char *top, size_t size)
+{
+	char exe[PATH_MAX], catalog[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(catalog, sizeof(catalog), "%s/../catalog/constants.conf", exe);
+	if (access(catalog, R_OK))
+		return false;
+	snprintf(top, size, "%s/..", exe);
+	return true;
+}
+
 /* The catalog: --catalog, $XK_CATALOG, or catalog/ beside the build. */
 const char *catalog_path(const char *opt)
 {
 	static char path[PATH_MAX + 64];
 	const char *env = getenv("XK_CATALOG");
-	char exe[PATH_MAX];
-	ssize_t n;
+	char top[PATH_MAX];
 
 	if (opt)
 		return opt;
 	if (env && *env)
 		return env;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		*strrchr(exe, '/') = '\0';
-		snprintf(path, sizeof(path), "%s/../catalog/constants.conf", exe);
-		if (!access(path, R_OK))
-			return path;
+	if (dev_tree(top, sizeof(top))) {
+		snprintf(path, sizeof(path), "%s/catalog/constants.conf", top);
+		return path;
 	}
-	return "/usr/share/xkernel/catalog/constants.conf";
+	return XK_SYSTEM_CATALOG;
 }
 
 struct gen_args {

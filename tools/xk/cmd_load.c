@@ -35,30 +35,53 @@ const char *mode_name(int mode)
 	return mode_names[mode];
 }
 
+/* kmod/xkernel.ko of the development tree whose build/xk runs. */
+static bool dev_tree_module(char *ko, size_t size)
+{
+	char top[PATH_MAX];
+
+	if (!dev_tree(top, sizeof(top)))
+		return false;
+	snprintf(ko, size, "%s/kmod/xkernel.ko", top);
+	return !access(ko, R_OK);
+}
+
+/*
+ * /dev/xkernel; when it is missing, the module is loaded as other tools
+ * load theirs (modprobe xkernel: a packaged or DKMS-built module), and only
+ * after that fails, in a development tree, from kmod/xkernel.ko beside
+ * build/xk. The cause is reported here; returns the fd or -errno.
+ */
 int open_runtime(void)
 {
-	char exe[PATH_MAX], ko[PATH_MAX + 32];
-	ssize_t n;
+	const char *modprobe[] = { "modprobe", "xkernel", NULL };
+	char ko[PATH_MAX + 32], why[512], dev_why[512] = "";
 	int fd = xk_rt_open();
 
-	if (fd != -ENOENT)
+	if (fd >= 0)
 		return fd;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		*strrchr(exe, '/') = '\0';
-		snprintf(ko, sizeof(ko), "%s/../kmod/xkernel.ko", exe);
-		if (!access(ko, R_OK)) {
-			char cmd[PATH_MAX + 64];
-			FILE *p;
-
-			snprintf(cmd, sizeof(cmd), "insmod '%s' 2>&1", ko);
-			p = popen(cmd, "r");
-			if (p && pclose(p) == 0)
-				return xk_rt_open();
-		}
+	if (fd != -ENOENT) {
+		p_lib_err("xkernel", fd);
+		return fd;
 	}
-	return fd;
+	if (!cli_run(modprobe, why, sizeof(why)) && (fd = xk_rt_open()) >= 0)
+		return fd;
+	if (dev_tree_module(ko, sizeof(ko))) {
+		const char *insmod[] = { "insmod", ko, NULL };
+
+		if (!cli_run(insmod, dev_why, sizeof(dev_why)) &&
+		    (fd = xk_rt_open()) >= 0)
+			return fd;
+	}
+	if (fd != -ENOENT) {
+		p_lib_err("xkernel", fd);
+		return fd;
+	}
+	p_err("/dev/xkernel is missing and xkernel.ko could not be loaded: "
+	      "modprobe xkernel: %s%s%s%s%s", why[0] ? why : "failed",
+	      dev_why[0] ? "; insmod " : "", dev_why[0] ? ko : "",
+	      dev_why[0] ? ": " : "", dev_why);
+	return -ENOENT;
 }
 
 void report_change(const char *verb, const char *name, long long from,
@@ -98,7 +121,7 @@ int load_table(const char *arg, const struct load_args *a)
 	fd = open_runtime();
 	if (fd < 0) {
 		xk_scope_free(&t);
-		return p_lib_err("load", fd);
+		return XK_EXIT_FAIL;
 	}
 	/* without --value, the probes are armed at the compiled-in value */
 	value = a->value.given ? a->value.n : t.def;
@@ -109,7 +132,7 @@ int load_table(const char *arg, const struct load_args *a)
 		err = xk_rt_load(fd, &t, value, &o, &r);
 	}
 	close(fd);
-	if (!err)
+	if (!err && !a->silent)
 		report_change("load", t.constant, t.def, value, &r, a->mode);
 	xk_scope_free(&t);
 	return err ? p_lib_err("load", err) : 0;
@@ -164,7 +187,7 @@ static int load_policy(int nr, char **names, const struct load_args *a)
 	/* privileges first: nothing else matters without them */
 	fd = open_runtime();
 	if (fd < 0)
-		return p_lib_err("load", fd);
+		return XK_EXIT_FAIL;
 	for (; n < nr && !err; n++) {
 		err = table_load(names[n], a->catalog, &tables[n], path, sizeof(path));
 		if (err)

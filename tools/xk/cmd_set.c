@@ -21,14 +21,13 @@ static int parse_assignment(const char *arg, char *name, size_t size,
 	return cli_number("set", eq + 1, value);
 }
 
-/* Whether constant name is loaded. */
-static bool is_loaded(const char *name, struct xk_ioc_status *st)
+bool is_loaded(const char *name, struct xk_ioc_status *st)
 {
 	int fd = xk_rt_open();
 	bool loaded = false;
 
-	for (unsigned int k = 0; fd >= 0 && !xk_rt_status(fd, k, st); k++)
-		loaded = loaded || !strcmp(st->name, name);
+	for (unsigned int k = 0; fd >= 0 && !loaded && !xk_rt_status(fd, k, st); k++)
+		loaded = !strcmp(st->name, name);
 	if (fd >= 0)
 		close(fd);
 	return loaded;
@@ -48,45 +47,110 @@ static void report_transaction(int n, int mode, const struct xk_rt_result *r)
 	json_end_object(jw);
 }
 
-/* Several NAME=VALUE: one transaction; constants not loaded are loaded
- * first at their compiled-in value, so nothing changes until it commits. */
+/* Loads it[i] at its compiled-in value unless it is loaded; checks it. */
+static int prepare_item(const struct load_args *a, struct tx_item *it,
+			bool keep_going, struct xk_ioc_status *st)
+{
+	struct load_args la = { .catalog = a->catalog, .timeout_ms = a->timeout_ms,
+				.partial = a->partial, .silent = true };
+	int err;
+
+	it->why[0] = '\0';
+	if (!is_loaded(it->name, st)) {
+		struct err_capture prev = { 0 };
+
+		if (keep_going)
+			prev = p_err_capture(it->why, sizeof(it->why));
+		err = load_table(it->name, &la);
+		if (keep_going)
+			p_err_capture(prev.buf, prev.size);
+		if (err) {
+			if (keep_going && !it->why[0])
+				snprintf(it->why, sizeof(it->why), "cannot be loaded");
+			return XK_EXIT_FAIL;
+		}
+		it->loaded = true;
+		if (!keep_going || !is_loaded(it->name, st))
+			return 0;
+	}
+	if (!keep_going)
+		return 0;
+	if (st->policy[0])
+		snprintf(it->why, sizeof(it->why), "its values are chosen by "
+			 "policy %s (xk unload %s first)", st->policy, it->name);
+	else if (it->value < st->min || it->value > st->max)
+		snprintf(it->why, sizeof(it->why), "value %lld is out of its "
+			 "bounds [%lld, %lld]", it->value, st->min, st->max);
+	return it->why[0] ? XK_EXIT_FAIL : 0;
+}
+
+int set_transaction(const struct load_args *a, struct tx_item *it, int n,
+		    bool keep_going, struct xk_rt_result *r)
+{
+	const char *names[XK_TX_MAX];
+	long long values[XK_TX_MAX];
+	struct xk_ioc_status *st;
+	int fd, err = 0, nr = 0;
+
+	if (n > XK_TX_MAX) {
+		p_err("at most %d constants in one transaction, not %d",
+		      XK_TX_MAX, n);
+		return XK_EXIT_FAIL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return XK_EXIT_FAIL;
+	for (int i = 0; i < n && !err; i++) {
+		it[i].loaded = false;
+		if (prepare_item(a, &it[i], keep_going, st) && !keep_going)
+			err = XK_EXIT_FAIL;
+		else if (!it[i].why[0]) {
+			names[nr] = it[i].name;
+			values[nr++] = it[i].value;
+		}
+	}
+	free(st);
+	memset(r, 0, sizeof(*r));
+	if (err || !nr)
+		goto undo;
+	fd = open_runtime();
+	if (fd < 0) {
+		err = XK_EXIT_FAIL;
+		goto undo;
+	}
+	err = xk_rt_set_many(fd, nr, names, values, a->mode, a->timeout_ms, r);
+	close(fd);
+	if (err)
+		err = p_lib_err("set", err);
+undo:
+	/* what this transaction loaded and did not switch goes again */
+	fd = xk_rt_open();
+	for (int i = 0; i < n && fd >= 0; i++)
+		if (it[i].loaded && (err || it[i].why[0]))
+			xk_rt_unload(fd, it[i].name, &nr);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* NAME=VALUE...: one transaction */
 static int set_many(const struct load_args *a, int n, char **args)
 {
 	char names[XK_TX_MAX][XK_NAME_MAX];
-	const char *name_ptr[XK_TX_MAX];
-	long long values[XK_TX_MAX];
+	struct tx_item it[XK_TX_MAX];
 	struct xk_rt_result r;
-	struct xk_ioc_status *st;
-	int fd, err;
 
 	if (n > XK_TX_MAX)
 		return p_usage("set", "at most %d constants in one transaction",
 			       XK_TX_MAX);
 	for (int i = 0; i < n; i++) {
-		if (parse_assignment(args[i], names[i], sizeof(names[i]), &values[i]))
+		if (parse_assignment(args[i], names[i], sizeof(names[i]),
+				     &it[i].value))
 			return XK_EXIT_USAGE;
-		name_ptr[i] = names[i];
+		it[i].name = names[i];
 	}
-	st = calloc(1, sizeof(*st));
-	if (!st)
+	if (set_transaction(a, it, n, false, &r))
 		return XK_EXIT_FAIL;
-	for (int i = 0; i < n; i++) {
-		struct load_args la = { .catalog = a->catalog,
-					.timeout_ms = a->timeout_ms };
-
-		if (!is_loaded(names[i], st) && load_table(names[i], &la)) {
-			free(st);
-			return XK_EXIT_FAIL;
-		}
-	}
-	free(st);
-	fd = open_runtime();
-	if (fd < 0)
-		return p_lib_err("set", fd);
-	err = xk_rt_set_many(fd, n, name_ptr, values, a->mode, a->timeout_ms, &r);
-	close(fd);
-	if (err)
-		return p_lib_err("set", err);
 	report_transaction(n, a->mode, &r);
 	return 0;
 }
@@ -105,7 +169,7 @@ static int do_set(void *args, int argc, char **argv)
 		return p_usage("set", "give NAME=VALUE");
 	if (parse_assignment(argv[0], name, sizeof(name), &value))
 		return XK_EXIT_USAGE;
-	fd = open_runtime();
+	fd = xk_rt_open();	/* not there: nothing loaded yet */
 	if (fd >= 0) {
 		err = xk_rt_set(fd, name, value, a->mode, a->timeout_ms, &r);
 		close(fd);

@@ -60,15 +60,19 @@ static int do_unload(void *args, int argc, char **argv)
 	if (a->all == (argc > 0) || argc > 1)
 		return p_usage("unload", "name one constant, or --all");
 	fd = xk_rt_open();
-	if (fd < 0)
+	if (fd < 0 && !(a->all && fd == -ENOENT))	/* no module: none loaded */
 		return p_lib_err("unload", fd);
-	err = unload_policies(fd, name, &nr, &detach_s);
-	if (!err && (a->all || !nr))
+	if (fd < 0)
+		err = 0;
+	else
+		err = unload_policies(fd, name, &nr, &detach_s);
+	if (!err && fd >= 0 && (a->all || !nr))
 		err = xk_rt_unload(fd, name, &n);
 	nr += n;
 	if (a->all && err == -ENOENT)
 		err = 0;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (err)
 		return p_lib_err("unload", err);
 	if (json_output) {

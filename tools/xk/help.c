@@ -37,6 +37,8 @@ static const struct page pages[] = {
 "    set            change a constant's value live (analysing if needed)\n"
 "    unload         remove a constant's probes: the compiled-in value again\n"
 "    status         constants loaded, values, probes and their hits\n"
+"    apply          apply the persistent tunings of /etc/xkernel/*.conf\n"
+"    tune           sweep a constant over values, measuring a workload\n"
 "    vm run         boot the target kernel under QEMU and run a command\n"
 "    vm shell       an interactive shell in the guest\n"
 "    help           this page, or the page of a command: xk help vm run\n"
@@ -53,7 +55,12 @@ static const struct page pages[] = {
 "    them. For xk vm run, the guest's command line ends them too.\n"
 "\n"
 "ENVIRONMENT\n"
-"    XK_CACHE       cache directory (default ~/.cache/xkernel)\n"
+"    XK_CACHE       cache directory (default ~/.cache/xkernel; for root,\n"
+"                   an installed xk uses /var/lib/xkernel when it exists).\n"
+"                   Scope tables are kept per kernel release under it:\n"
+"                   kernels/RELEASE/scopes/CONSTANT.scope\n"
+"    XK_CATALOG     the catalog of constants (default catalog/ beside a\n"
+"                   development build, else /usr/share/xkernel/catalog)\n"
 "    XK_VM_ACCEL    tcg or kvm: skip the KVM probe\n"
 "    XK_DEBUG       print debug messages\n"
 "\n"
@@ -193,11 +200,14 @@ static const struct page pages[] = {
 "            TABLE|CONSTANT...\n"
 "\n"
 "DESCRIPTION\n"
-"    Sends the table's supported spans to xkernel.ko (loaded from\n"
-"    kmod/xkernel.ko beside xk when /dev/xkernel is missing). The module\n"
-"    registers each probe disabled, checks the symbol and the bytes from the\n"
-"    span's start to the probe point against the live text, and arms\n"
-"    nothing unless every span matches; then the value takes effect.\n"
+"    Sends the table's supported spans to xkernel.ko (when /dev/xkernel is\n"
+"    missing: modprobe xkernel, as from the xkernel-dkms package; in a\n"
+"    development tree, after that fails, kmod/xkernel.ko beside build/xk).\n"
+"    The module registers each probe disabled, checks the symbol and the\n"
+"    bytes from the span's start to the probe point against the live text,\n"
+"    and arms nothing unless every span matches; then the value takes\n"
+"    effect. A constant's table comes from the cache of the running\n"
+"    kernel's release, and is made (xk gen) when missing.\n"
 "\n"
 "    A constant with a use the analysis refused (an unsupported span) is\n"
 "    refused as a whole, naming the uses: retuning the others would run a\n"
@@ -286,6 +296,123 @@ static const struct page pages[] = {
 "    bounds, pinned), writes, refused writes and safe-span exits, and per\n"
 "    context (the label the policy gave) the last value chosen and how often;\n"
 "    then the kfunc calls refused away from any policy-driven span.\n" },
+{ "apply",
+"NAME\n"
+"    xk apply - apply the persistent tunings in one transaction\n"
+"\n"
+"SYNOPSIS\n"
+"    xk apply [--dry-run] [--mode immediate|global|per-task] [--timeout MS]\n"
+"             [--partial] [DIR...]\n"
+"\n"
+"DESCRIPTION\n"
+"    Reads the files *.conf of /etc/xkernel and /usr/lib/xkernel as\n"
+"    sysctl.d(5) reads its own: a file in /etc/xkernel overrides the file\n"
+"    of the same name in /usr/lib/xkernel (a link to /dev/null there masks\n"
+"    it); the files are read in the lexical order of their names, whatever\n"
+"    their directory, and a later setting of a constant overrides an\n"
+"    earlier one. Given DIRs replace the two, highest precedence first.\n"
+"\n"
+"    Each line is CONSTANT = VALUE (a number, 0x... for hexadecimal), or\n"
+"    mode = immediate|global|per-task for the transaction (the last one\n"
+"    read counts; --mode overrides it; default immediate). '#' starts a\n"
+"    comment, as ';' does at the start of a line; blank lines are skipped.\n"
+"\n"
+"        # /etc/xkernel/50-block.conf\n"
+"        BLK_MAX_REQUEST_COUNT = 4\n"
+"        mode = global\n"
+"\n"
+"    All the settings then switch in one transaction, as with\n"
+"    xk set A=1 B=2: each constant not loaded yet is loaded at its\n"
+"    compiled-in value (its scope table made first when the cache has none\n"
+"    for the running kernel's release), then all change together. A\n"
+"    constant whose table cannot be made or loaded, whose value is out of\n"
+"    its bounds or whose values a policy chooses gets one line naming it,\n"
+"    its file and line, and the cause, and is left out: the rest are still\n"
+"    applied. A line that cannot be read is named the same way and skipped.\n"
+"    One transaction switches at most 8 constants.\n"
+"\n"
+"    debian/xkernel.service runs xk apply at boot (after\n"
+"    systemd-modules-load.service) with XK_CACHE=/var/lib/xkernel, where\n"
+"    the scope tables are kept per kernel release, and xk unload --all when\n"
+"    it stops.\n"
+"\n"
+"OPTIONS\n"
+"    --dry-run, -n  read the files and print the files (and the files they\n"
+"                   override), the settings that win with their file and\n"
+"                   line, and the mode; touch nothing (no module, no root)\n"
+"    --mode M       the transaction's mode, over the files' mode = line\n"
+"    --timeout MS   as for xk set\n"
+"    --partial      as for xk load\n"
+"\n"
+"EXIT STATUS\n"
+"    0 when every setting was applied (or, with --dry-run, read); 1 when a\n"
+"    line could not be read or a constant was left out, even though the\n"
+"    others were applied, or when the transaction failed (then none is).\n"
+"\n"
+"EXAMPLES\n"
+"    xk apply --dry-run\n"
+"    xk -j apply\n"
+"    xk apply --dry-run ./etc ./lib\n" },
+{ "tune",
+"NAME\n"
+"    xk tune - sweep a constant over values, measuring a workload\n"
+"\n"
+"SYNOPSIS\n"
+"    xk tune CONSTANT --values V1,V2,... --run CMD --metric CMD\n"
+"            [--repeat N] [--mode immediate|global|per-task] [--timeout MS]\n"
+"            [--csv FILE] [--plot FILE.png|FILE.svg [--label TEXT]\n"
+"            [--log-y]] [--partial]\n"
+"\n"
+"DESCRIPTION\n"
+"    For each value in turn: sets the constant as xk set does (the same\n"
+"    transition, in --mode), runs the workload --run through /bin/sh -c,\n"
+"    then runs --metric through /bin/sh -c with the workload's standard\n"
+"    output on its standard input, and reads the last line the metric\n"
+"    prints as a number; --repeat times (default 3). The workload and the\n"
+"    metric see XK_TUNE_VALUE (the value in force) and XK_TUNE_RUN (1..N)\n"
+"    in their environment; the workload's standard error is xk's.\n"
+"\n"
+"    Afterwards the constant gets its original value back (through the\n"
+"    same path; immediate when a --mode transition times out), or is\n"
+"    unloaded when it was not loaded before. That also happens when the\n"
+"    workload or the metric fails (the sweep stops, naming the value and\n"
+"    the run), and on SIGINT, SIGTERM or SIGHUP (the running command is\n"
+"    sent SIGTERM; xk exits with 128 + the signal).\n"
+"\n"
+"    Prints one line per value: the value, mean, sample standard\n"
+"    deviation, min, max and n of the metric.\n"
+"\n"
+"OPTIONS\n"
+"    --values LIST  the values, comma-separated (at most 64)\n"
+"    --run CMD      the workload, a shell command\n"
+"    --metric CMD   a shell command that prints a number for one run,\n"
+"                   reading the workload's output on its standard input\n"
+"    --repeat N     runs per value (default 3)\n"
+"    --mode M       how each value comes into force, as for xk set\n"
+"    --timeout MS   global and per-task modes, as for xk set\n"
+"    --csv FILE     write the table as CSV: a header line\n"
+"                   (value,mean,stdev,min,max,n) and one row per value\n"
+"    --plot FILE    draw the mean and its standard deviation (error bars)\n"
+"                   per value with gnuplot (gnuplot-nox): .png or .svg;\n"
+"                   the x axis is logarithmic when the values span 16x\n"
+"    --label TEXT   the plot's y axis (default: the metric command)\n"
+"    --log-y        a logarithmic y axis\n"
+"    --partial      as for xk load\n"
+"\n"
+"EXIT STATUS\n"
+"    0 when the sweep finished and the original value is back; 1 when a\n"
+"    value could not be set, the workload or the metric failed, or the\n"
+"    original value could not be restored (said so); 128 + N when signal\n"
+"    N stopped it.\n"
+"\n"
+"EXAMPLES\n"
+"    xk tune BLK_MAX_REQUEST_COUNT --values 4,8,16,32,64,128 \\\n"
+"        --run 'fio --output-format=json job.fio' \\\n"
+"        --metric 'jq .jobs[0].read.iops' --plot iops.png\n"
+"    xk -j tune SHRINK_BATCH --values 64,128,256 --repeat 5 \\\n"
+"        --run ./workload.sh --metric 'grep -c ok' --csv shrink.csv\n"
+"\n"
+"    docs/tuning.md shows a sweep of BLK_MAX_REQUEST_COUNT on null_blk.\n" },
 { "vm",
 "NAME\n"
 "    xk vm - the target kernel in a QEMU guest\n"
@@ -409,13 +536,17 @@ static int print_man(const char *topic)
 {
 	const char *text = page_text(topic), *end;
 	bool filled = true, blank = false;
-	char name[64];
+	char name[64], words[64], page[64];
 
 	if (!text)
 		return -ENOENT;
-	snprintf(name, sizeof(name), "XK%s%s", topic[0] ? "-" : "", topic);
+	snprintf(words, sizeof(words), "xk%s%s", topic[0] ? " " : "", topic);
+	snprintf(page, sizeof(page), "%s", words);
+	for (char *c = page; *c; c++)
+		*c = *c == ' ' ? '-' : *c;
+	snprintf(name, sizeof(name), "%s", page);
 	for (char *c = name; *c; c++)
-		*c = *c == ' ' ? '-' : toupper((unsigned char)*c);
+		*c = toupper((unsigned char)*c);
 	printf(".TH %s 1 \"\" \"xk %s\" \"xkernel\"\n", name, XK_VERSION);
 	for (const char *line = text; *line; line = *end ? end + 1 : end) {
 		size_t indent = strspn(line, " ");
@@ -437,7 +568,14 @@ static int print_man(const char *topic)
 			if (blank)
 				putchar('\n');
 			indent = indent > 4 ? 4 : indent;
-			put_roff(line + indent, end - line - indent);
+			line += indent;
+			/* whatis: the page's name as its file names it */
+			if (filled && !strncmp(line, words, strlen(words)) &&
+			    line[strlen(words)] == ' ') {
+				fputs(page, stdout);
+				line += strlen(words);
+			}
+			put_roff(line, end - line);
 		}
 		blank = false;
 	}

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -20,6 +22,20 @@ bool json_output;
 bool quiet;
 static struct json json_writer;
 struct json *jw = &json_writer;
+
+static char *err_capture;
+static size_t err_capture_size;
+
+struct err_capture p_err_capture(char *buf, size_t size)
+{
+	struct err_capture prev = { err_capture, err_capture_size };
+
+	err_capture = buf;
+	err_capture_size = size;
+	if (buf && size)
+		buf[0] = '\0';
+	return prev;
+}
 
 void p_err(const char *fmt, ...)
 {
@@ -29,6 +45,11 @@ void p_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (err_capture) {
+		if (!err_capture[0])
+			snprintf(err_capture, err_capture_size, "%s", msg);
+		return;
+	}
 	if (json_output) {
 		struct json j = { .f = stdout };
 
@@ -103,6 +124,7 @@ static const struct cli_cmd *const commands[] = {
 	&group_kernel, &cmd_kernel_fetch, &cmd_kernel_info,
 	&group_vm, &cmd_vm_run, &cmd_vm_shell,
 	&cmd_build, &cmd_gen, &cmd_load, &cmd_set, &cmd_unload, &cmd_status,
+	&cmd_apply, &cmd_tune,
 	&cmd_help, &cmd_version,
 };
 
@@ -126,11 +148,30 @@ static const struct cli_cmd *find_command(const char *object, const char *word)
 	return cli_command(topic);
 }
 
+/*
+ * The cache of an installed xk run by root is /var/lib/xkernel (made by the
+ * package), so that xk apply at boot and an administrator share the scope
+ * tables; $XK_CACHE always wins, and a development tree's build/xk (a
+ * catalog/ beside it) keeps ~/.cache/xkernel.
+ */
+static void default_cache(void)
+{
+	const char *env = getenv("XK_CACHE");
+	char top[4096];
+	struct stat sb;
+
+	if ((env && *env) || geteuid() != 0 || stat(XK_SYSTEM_CACHE, &sb) ||
+	    !S_ISDIR(sb.st_mode) || dev_tree(top, sizeof(top)))
+		return;
+	setenv("XK_CACHE", XK_SYSTEM_CACHE, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cli_cmd *c = &root, *next;
 
 	json_writer.f = stdout;
+	default_cache();
 	xk_set_print(print_level);
 	argc--;
 	argv++;

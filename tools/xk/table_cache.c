@@ -5,7 +5,7 @@
  * xk set find a constant's table there by its name, and on a miss make it
  * (build, then gen, as xk gen would) so that `xk set NAME=VALUE` works on a
  * constant never analysed. A table is only used on the kernel it was made
- * for.
+ * for: the running kernel's release is looked up first.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -66,24 +66,51 @@ static int check_release(const struct xk_scope *t)
 }
 
 /*
+ * The target kernel whose tables apply here: the running kernel's release
+ * when it is in the cache, else the one fetched last (check_release then
+ * names the mismatch).
+ */
+static int kernel_for_tables(struct xk_kernel *k)
+{
+	struct utsname u;
+
+	if (!uname(&u)) {
+		XK_OPTS(xk_kernel_opts, o, .release = u.release, .offline = true);
+
+		if (!xk_kernel_find(&o, k))
+			return 0;
+	}
+	return kernel_for_command(NULL, k);
+}
+
+/*
  * arg is a path (it has a '/' or ends in .scope) or a constant's name: its
- * table in the cache, made if missing. 0, or -errno with the cause reported.
+ * table in the cache for the running kernel ($XK_CACHE/kernels/RELEASE/
+ * scopes/NAME.scope, usable without the kernel itself in the cache, so that
+ * tables can be installed there), else made from the target kernel.
+ * 0, or -errno with the cause reported.
  */
 int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 	       char *path, size_t size)
 {
 	struct xk_kernel k;
+	struct utsname u;
 	int err;
 
 	if (strchr(arg, '/') || strstr(arg, ".scope")) {
 		snprintf(path, size, "%s", arg);
 	} else {
-		if (kernel_for_command(NULL, &k))
-			return -ENOENT;
-		table_cache_path(&k, arg, path, size);
-		err = access(path, R_OK) ? make_table(&k, arg, catalog, path) : 0;
-		if (err)
-			return err;
+		uname(&u);
+		snprintf(path, size, "%s/kernels/%s/scopes/%s.scope",
+			 xk_cache_dir(NULL), u.release, arg);
+		if (access(path, R_OK)) {
+			if (kernel_for_tables(&k))
+				return -ENOENT;
+			table_cache_path(&k, arg, path, size);
+			err = access(path, R_OK) ? make_table(&k, arg, catalog, path) : 0;
+			if (err)
+				return err;
+		}
 	}
 	err = xk_scope_read(path, t);
 	if (err)
