@@ -172,9 +172,10 @@ int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 /*
  * Child processes (spawn.c), from an argument vector, never a shell line:
  * cli_spawn starts one with the given descriptors (stdin -1: /dev/null,
- * stdout/stderr -1: inherited); cli_wait: its exit status, 128 + signal
- * when killed, or -errno; cli_run: runs it to its end with stdout and
- * stderr captured (their last size - 1 bytes in out), its exit status.
+ * stdout/stderr -1: inherited) through xk_spawn; cli_wait: its exit status,
+ * 128 when a signal killed it, or -errno; cli_run: runs it to its end with
+ * stdout and stderr captured (their last size - 1 bytes in out), its exit
+ * status.
  */
 int cli_spawn(const char *const *argv, int in_fd, int out_fd, int err_fd,
 	      pid_t *pid);

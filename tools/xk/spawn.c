@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Child processes of xk itself (modprobe, insmod, xk tune's workload and
- * metric, gnuplot): started with posix_spawnp from an argument vector,
- * never through a shell command line built from paths.
+ * metric, gnuplot): started through libxk's one spawner (xk_spawn) from an
+ * argument vector, never through a shell command line built from paths.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,39 +16,22 @@
 
 #include "cli.h"
 
-extern char **environ;
-
 int cli_spawn(const char *const *argv, int in_fd, int out_fd, int err_fd,
 	      pid_t *pid)
 {
-	posix_spawn_file_actions_t fa;
-	int err;
+	struct xk_cmd cmd = {
+		.argv = argv, .in_fd = in_fd > 0 ? in_fd : 0,
+		.out_fd = out_fd > 0 ? out_fd : 0, .err_fd = err_fd > 0 ? err_fd : 0,
+	};
 
-	posix_spawn_file_actions_init(&fa);
-	if (in_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	if (err_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-	err = posix_spawnp(pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	return -err;
+	return xk_spawn(&cmd, pid);
 }
 
 int cli_wait(pid_t pid)
 {
-	int status;
+	int st = xk_wait(pid, NULL);
 
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -errno;
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	return st == -EINTR ? 128 : st;	/* killed by a signal */
 }
 
 /* Reads fd to its end, keeping the last size - 1 bytes in buf. */
