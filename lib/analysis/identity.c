@@ -101,6 +101,36 @@ static void build_mask(const struct xk_obj *o, const struct xk_sym *f,
 			mask[b] = 0;
 }
 
+/* A function the identity check compares: code, not objtool's padding,
+ * not __weak (another definition may replace it at link time). */
+static bool comparable(const struct xk_sym *f)
+{
+	return f->is_func && strncmp(f->name, "__pfx_", 6) &&
+	       (f->sec->sh.sh_flags & SHF_EXECINSTR) &&
+	       GELF_ST_BIND(f->sym.st_info) != STB_WEAK;
+}
+
+/*
+ * Whether f's bytes equal shipped ones, under f's mask and the shipped
+ * code's own mask (NULL: none). 1 same, 0 not, -ENOMEM.
+ */
+static int same_code(const struct xk_obj *o, const struct xk_sym *f,
+		     const uint8_t *shipped, const uint8_t *shipped_mask)
+{
+	uint8_t *mask = malloc(f->sym.st_size ?: 1);
+	int same = 1;
+
+	if (!mask)
+		return xk_err(-ENOMEM, "%s: out of memory", o->path);
+	build_mask(o, f, mask);
+	for (uint64_t b = 0; b < f->sym.st_size && same; b++)
+		if ((xk_func_bytes(f)[b] ^ shipped[b]) & mask[b] &
+		    (shipped_mask ? shipped_mask[b] : 0xff))
+			same = 0;
+	free(mask);
+	return same;
+}
+
 /*
  * Compares every function of a baseline object with the shipped kernel.
  * Functions absent from kallsyms (inlined everywhere, or in a module) are
@@ -145,28 +175,22 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 		const struct xk_sym *f = &o.syms[i];
 		const struct xk_ksym *hit;
 		size_t nr_hits;
-		uint8_t *live, *mask;
-		bool same = false, tried = false;
+		uint8_t *live;
+		int same = 0;
+		bool tried = false;
 
-		/* a __weak definition may be replaced by another at link time */
-		if (!f->is_func || !strncmp(f->name, "__pfx_", 6) ||
-		    !(f->sec->sh.sh_flags & SHF_EXECINSTR) ||
-		    GELF_ST_BIND(f->sym.st_info) == STB_WEAK)
+		if (!comparable(f))
 			continue;
 		nr_hits = xk_kallsyms_lookup(&t, f->name, &hit);
 		if (!nr_hits)
 			continue;
-		live = malloc(f->sym.st_size);
-		mask = malloc(f->sym.st_size);
-		if (!live || !mask) {
-			free(live);
-			free(mask);
+		live = malloc(f->sym.st_size ?: 1);
+		if (!live) {
 			err = xk_err(-ENOMEM, "%s: out of memory", obj_name);
 			break;
 		}
-		build_mask(&o, f, mask);
 		/* static functions may share a name: any copy may be ours */
-		for (; nr_hits && !same; nr_hits--, hit++) {
+		for (; nr_hits && same == 0; nr_hits--, hit++) {
 			unsigned long long link = hit->addr - t.text_addr +
 						  0xffffffff81000000ULL;
 			off_t off;
@@ -176,13 +200,13 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
 				    (ssize_t)f->sym.st_size)
 				continue;
 			tried = true;
-			same = true;
-			for (uint64_t b = 0; b < f->sym.st_size && same; b++)
-				if ((live[b] ^ xk_func_bytes(f)[b]) & mask[b])
-					same = false;
+			same = same_code(&o, f, live, NULL);
 		}
 		free(live);
-		free(mask);
+		if (same < 0) {
+			err = same;
+			break;
+		}
 		if (!tried)
 			continue;
 		(*checked)++;
@@ -272,36 +296,28 @@ int xk_identity_check_module(const struct xk_kernel *k, const char *obj_path,
 	}
 	for (size_t i = 0; i < o.nr_syms && !err; i++) {
 		const struct xk_sym *f = &o.syms[i], *g;
-		uint8_t *mask_o, *mask_m;
-		bool same = true;
+		int same = 0;
 
-		if (!f->is_func || !strncmp(f->name, "__pfx_", 6) ||
-		    !(f->sec->sh.sh_flags & SHF_EXECINSTR) ||
-		    GELF_ST_BIND(f->sym.st_info) == STB_WEAK)
+		if (!comparable(f))
 			continue;
 		g = xk_obj_find_func(&m, f->name, NULL);
 		if (!g || !g->sec->data || !f->sec->data)
 			continue;	/* inlined away at link, or NOBITS */
 		(*checked)++;
-		if (g->sym.st_size != f->sym.st_size) {
-			same = false;
-		} else {
-			mask_o = malloc(f->sym.st_size);
-			mask_m = malloc(f->sym.st_size);
-			if (!mask_o || !mask_m) {
-				free(mask_o);
-				free(mask_m);
+		if (g->sym.st_size == f->sym.st_size) {
+			uint8_t *mask_m = malloc(g->sym.st_size ?: 1);
+
+			if (!mask_m) {
 				err = xk_err(-ENOMEM, "%s: out of memory", obj_name);
 				break;
 			}
-			build_mask(&o, f, mask_o);
 			build_mask(&m, g, mask_m);
-			for (uint64_t b = 0; b < f->sym.st_size && same; b++)
-				if ((xk_func_bytes(f)[b] ^ xk_func_bytes(g)[b]) &
-				    mask_o[b] & mask_m[b])
-					same = false;
-			free(mask_o);
+			same = same_code(&o, f, xk_func_bytes(g), mask_m);
 			free(mask_m);
+			if (same < 0) {
+				err = same;
+				break;
+			}
 		}
 		if (!same && nr_bad++ < 12)
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " %s",

@@ -119,6 +119,14 @@ extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_vm_run,
 struct xk_scope;
 struct xk_rt_result;
 
+/* --mode and --timeout, for a command whose options struct has mode and
+ * timeout_ms (load, set, apply) */
+#define CLI_TRANSITION_OPTS(TYPE, MODE_NAMES)                                  \
+	{ "mode", 'm', CLI_ENUM, offsetof(TYPE, mode), .names = MODE_NAMES },   \
+	{ "timeout", 't', CLI_INT, offsetof(TYPE, timeout_ms), 1, 600000,       \
+	  .range = "1 to 600000 ms" },                                          \
+	{ "partial", 0, CLI_FLAG, offsetof(TYPE, partial) }
+
 /* The options of load and set. */
 struct load_args {
 	const char *catalog;

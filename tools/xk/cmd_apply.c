@@ -390,12 +390,8 @@ static int do_apply(void *args, int argc, char **argv)
 static struct apply_args apply_args = { .mode = -1, .timeout_ms = 1000 };
 static const struct cli_opt apply_opts[] = {
 	{ "dry-run", 'n', CLI_FLAG, offsetof(struct apply_args, dry_run) },
-	{ "mode", 'm', CLI_ENUM, offsetof(struct apply_args, mode),
-	  .names = modes },
-	{ "timeout", 't', CLI_INT, offsetof(struct apply_args, timeout_ms),
-	  1, 600000, .range = "1 to 600000 ms" },
+	CLI_TRANSITION_OPTS(struct apply_args, modes),
 	{ "catalog", 'c', CLI_STR, offsetof(struct apply_args, catalog) },
-	{ "partial", 0, CLI_FLAG, offsetof(struct apply_args, partial) },
 	{ NULL },
 };
 

@@ -19,14 +19,10 @@ static const char *const mode_names[] = {
 
 const struct cli_opt load_opts[] = {
 	{ "value", 'v', CLI_NUM, offsetof(struct load_args, value) },
-	{ "mode", 'm', CLI_ENUM, offsetof(struct load_args, mode),
-	  .names = mode_names },
-	{ "timeout", 't', CLI_INT, offsetof(struct load_args, timeout_ms),
-	  1, 600000, .range = "1 to 600000 ms" },
+	CLI_TRANSITION_OPTS(struct load_args, mode_names),
 	{ "catalog", 'c', CLI_STR, offsetof(struct load_args, catalog) },
 	{ "policy", 'p', CLI_STR, offsetof(struct load_args, policy) },
 	{ "param", 'P', CLI_LIST, offsetof(struct load_args, params) },
-	{ "partial", 0, CLI_FLAG, offsetof(struct load_args, partial) },
 	{ NULL },
 };
 
