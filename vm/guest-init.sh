@@ -52,6 +52,11 @@ $B mount -t devtmpfs devtmpfs $R/dev
 $B mkdir -p $R/dev/pts $R/dev/shm
 $B mount -t devpts devpts $R/dev/pts
 $B mount -t tmpfs tmpfs $R/dev/shm
+# what a system's udev would make: bash's <(...) and dkms need /dev/fd
+$B ln -sf /proc/self/fd $R/dev/fd
+$B ln -sf /proc/self/fd/0 $R/dev/stdin
+$B ln -sf /proc/self/fd/1 $R/dev/stdout
+$B ln -sf /proc/self/fd/2 $R/dev/stderr
 # /tmp stays the host's (through the overlay: writable, nothing reaches the
 # host), so a working directory under /tmp exists in the guest too
 $B mount -t tmpfs tmpfs $R/run
