@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) "xkernel: " fmt
 
 #include <linux/cred.h>
+#include <linux/delay.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -133,8 +134,8 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
 	u8 live[XK_MAX_EXPECT];
 	unsigned long off, size;
-	int err;
-	u32 i;
+	int err, tries;
+	u32 i, p;
 
 	memset(&s->rewrite, 0, sizeof(s->rewrite));
 	if (func_addr) {
@@ -165,6 +166,21 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
 				d->func, d->start), -EFAULT;
+	/*
+	 * A jump-optimized kprobe just unregistered here (an unload a moment
+	 * ago) leaves its jump until the kprobe optimizer's deferred work puts
+	 * the bytes back (wait_for_kprobe_optimizer is not exported): a jump
+	 * where the table expects none is read again for up to a second.
+	 */
+	p = d->probe - d->start;
+	for (tries = 0; tries < 50 && live[p] == 0xe9 && d->expect[p] != 0xe9 &&
+	     d->expect_mask[p] == 0xff; tries++) {
+		msleep(20);
+		if (copy_from_kernel_nofault(live, (void *)s->start_addr,
+					     d->expect_len))
+			return xk_error(error, "span %d: cannot read %s+%#llx", idx,
+					d->func, d->start), -EFAULT;
+	}
 	for (i = 0; i < d->expect_len; i++) {
 		if ((live[i] & d->expect_mask[i]) == (d->expect[i] & d->expect_mask[i]))
 			continue;
@@ -366,7 +382,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	return 0;
 
 err_destroy:
-	pr_notice("load %s refused: %s\n", c->name, req->error);
+	/* ratelimited: a caller may send refused tables as fast as it likes */
+	pr_notice_ratelimited("load %s refused: %s\n", c->name, req->error);
 	xk_const_destroy(c);
 	return err;
 }
