@@ -263,7 +263,7 @@ static int run_cases(int fd, const struct table *t)
 		case 0:
 			name = "masks all zero";
 			memset(s->expect_mask, 0, sizeof(s->expect_mask));
-			want = "is not compared";
+			want = "not compared";
 			break;
 		case 1:
 			name = "the probe byte not compared";
