@@ -7,7 +7,6 @@
 #define pr_fmt(fmt) "xkernel: " fmt
 
 #include <linux/cred.h>
-#include <linux/delay.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -134,7 +133,7 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
 	u8 live[XK_MAX_EXPECT];
 	unsigned long off, size;
-	int err, tries;
+	int err;
 	u32 i, p;
 
 	memset(&s->rewrite, 0, sizeof(s->rewrite));
@@ -167,19 +166,24 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
 				d->func, d->start), -EFAULT;
 	/*
-	 * A jump-optimized kprobe just unregistered here (an unload a moment
-	 * ago) leaves its jump until the kprobe optimizer's deferred work puts
-	 * the bytes back (wait_for_kprobe_optimizer is not exported): a jump
-	 * where the table expects none is read again for up to a second.
+	 * kprobes may own the bytes at the probe point: another armed probe
+	 * there (int3), or an optimized one (a jump) that an unload a moment
+	 * ago left for the optimizer to take out, which our registration then
+	 * reused and keeps. Our probe shares its copy of the original
+	 * instruction (kprobes' ainsn): the probed instruction is compared
+	 * from there. A rip-relative operand is adjusted in the copy, so its
+	 * bytes then differ (refused, never accepted wrongly).
 	 */
 	p = d->probe - d->start;
-	for (tries = 0; tries < 50 && live[p] == 0xe9 && d->expect[p] != 0xe9 &&
-	     d->expect_mask[p] == 0xff; tries++) {
-		msleep(20);
-		if (copy_from_kernel_nofault(live, (void *)s->start_addr,
-					     d->expect_len))
-			return xk_error(error, "span %d: cannot read %s+%#llx", idx,
-					d->func, d->start), -EFAULT;
+	if ((live[p] == 0xe9 || live[p] == INT3_INSN_OPCODE) &&
+	    d->expect[p] != live[p]) {
+		const void *copy = s->rewrite.ainsn.insn;
+
+		if (!copy || s->rewrite.ainsn.size != d->expect_len - p ||
+		    copy_from_kernel_nofault(live + p, copy, d->expect_len - p))
+			return xk_error(error, "span %d: %s+%#llx: another kprobe owns "
+					"the probed instruction", idx, d->func,
+					d->probe), -EBUSY;
 	}
 	for (i = 0; i < d->expect_len; i++) {
 		if ((live[i] & d->expect_mask[i]) == (d->expect[i] & d->expect_mask[i]))
