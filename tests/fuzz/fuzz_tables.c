@@ -433,10 +433,19 @@ static uint64_t pick_boundary(uint64_t cur)
 #define SETF(field, v) do { (field) = (__typeof__(field))(v); } while (0)
 
 /* Sets one field of span s at a boundary value. */
+/* An index in use, or the first past them (unused slots only load). */
+static unsigned int used_index(unsigned int nr, unsigned int max)
+{
+	unsigned int n = nr < max ? nr + 1 : max;
+
+	return rnd() % (n ? n : 1);
+}
+
 static void mutate_span_field(struct xk_ioc_span *s)
 {
-	struct xk_ioc_loc *l = &s->locs[rnd() % XK_MAX_LOCS];
-	struct xk_expr_insn *in = &l->expr.insn[rnd() % XK_EXPR_MAX_INSNS];
+	struct xk_ioc_loc *l = &s->locs[used_index(s->nr_locs, XK_MAX_LOCS)];
+	struct xk_expr_insn *in = &l->expr.insn[used_index(l->expr.len,
+							   XK_EXPR_MAX_INSNS)];
 	unsigned int k = rnd() % 22;
 
 	switch (k) {
@@ -451,11 +460,11 @@ static void mutate_span_field(struct xk_ioc_span *s)
 	case 8: SETF(l->width, pick_boundary(l->width)); break;
 	case 9: SETF(l->rip_end, pick_boundary(l->rip_end)); break;
 	case 10: SETF(s->nr_exits, pick_boundary(s->nr_exits)); break;
-	case 11: SETF(s->exits[rnd() % XK_MAX_EXITS], pick_boundary(0)); break;
+	case 11: SETF(s->exits[used_index(s->nr_exits, XK_MAX_EXITS)], pick_boundary(0)); break;
 	case 12: SETF(s->nr_ranges, pick_boundary(s->nr_ranges)); break;
-	case 13: SETF(s->ranges[rnd() % XK_MAX_RANGES][rnd() % 2], pick_boundary(0)); break;
+	case 13: SETF(s->ranges[used_index(s->nr_ranges, XK_MAX_RANGES)][rnd() % 2], pick_boundary(0)); break;
 	case 14: SETF(s->nr_cands, pick_boundary(s->nr_cands)); break;
-	case 15: SETF(s->cands[rnd() % XK_MAX_CANDS], pick_boundary(0)); break;
+	case 15: SETF(s->cands[used_index(s->nr_cands, XK_MAX_CANDS)], pick_boundary(0)); break;
 	case 16: SETF(l->expr.len, pick_boundary(l->expr.len)); break;
 	case 17: SETF(in->op, pick_boundary(in->op)); break;
 	case 18: SETF(in->width, pick_boundary(in->width)); break;
@@ -628,9 +637,32 @@ int main(int argc, char **argv)
 		case 99:	/* the table itself, at another value: applied */
 			req->value = t.def > t.min ? t.def - 1 : t.def + 1;
 			break;
-		case 0: case 1:	/* bit flips in the spans */
+		case 0:		/* bit flips anywhere in the spans */
 			flip_bits(spans, t.nr_spans * sizeof(*spans), 1 + rnd() % 8);
 			break;
+		case 1: {	/* ... in what the module reads first (most of a
+				 * span is unused slots: flips there just load) */
+			struct xk_ioc_span *sp = &spans[rnd() % t.nr_spans];
+			struct xk_ioc_loc *l = &sp->locs[0];
+
+			switch (rnd() % 3) {
+			case 0:
+				flip_bits(sp, offsetof(struct xk_ioc_span, locs),
+					  1 + rnd() % 4);
+				break;
+			case 1:
+				flip_bits(l, offsetof(struct xk_ioc_loc, expr) +
+					  8 + l->expr.len * sizeof(l->expr.insn[0]),
+					  1 + rnd() % 4);
+				break;
+			default:
+				flip_bits(&sp->nr_exits, 8, 1 + rnd() % 2);
+				flip_bits(&sp->nr_ranges, 8, rnd() % 2);
+				flip_bits(&sp->nr_cands, 8, rnd() % 2);
+				break;
+			}
+			break;
+		}
 		case 2: case 3:	/* one span field at a boundary */
 			for (int k = 1 + rnd() % 3; k > 0; k--)
 				mutate_span_field(&spans[rnd() % t.nr_spans]);
