@@ -11,14 +11,14 @@
 trap cleanup_xk EXIT
 dir=$($XK kernel info --field dir)
 tbl=$dir/scopes/BLK_MAX_REQUEST_COUNT.scope
-[ -f "$tbl" ] || fail "no scope table $tbl (xk gen BLK_MAX_REQUEST_COUNT)"
 tmp=$(mktemp -d)
 trap 'cleanup_xk; rm -rf "$tmp"' EXIT
 # no Makefile rule (the guest mounts the host's root: gcc is here)
 gcc -O2 -Wall -Werror -Iinclude/xk/abi tests/fuzz/fuzz_tables.c \
 	-o "$tmp/fuzz_tables" || fail "cannot build the fuzzer"
 # a copy: the host may rewrite the cache's table while this runs
-cp "$tbl" "$tmp/base.scope" || fail "cannot read $tbl"
+for _ in 1 2 3 4 5; do cp "$tbl" "$tmp/base.scope" 2>/dev/null && break; sleep 2; done
+[ -s "$tmp/base.scope" ] || fail "cannot read $tbl"
 tbl=$tmp/base.scope
 "$tmp/fuzz_tables" --check "$tbl" || fail "the base table breaks the rules"
 
