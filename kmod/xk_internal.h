@@ -35,6 +35,7 @@ struct xk_span {
 	unsigned long mem_addr[XK_MAX_LOCS];	/* rip-relative locations */
 	unsigned long probe_addr;	/* the probe point (kernel address) */
 	atomic64_t hits;
+	atomic64_t faults;		/* memory writes that faulted */
 	bool rewrite_registered, entry_registered;
 	int nr_exit_registered;
 };
@@ -107,6 +108,7 @@ struct xk_const {
 	struct xk_span *spans;
 	u64 loaded_ns, last_transition_ns;
 	u32 last_mode;
+	bool faulted;			/* a write faulted: disarmed for good */
 
 	/* global transitions: which tasks are inside a safe span */
 	raw_spinlock_t track_lock;
@@ -140,15 +142,19 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs);
 int xk_entry_handler(struct kprobe *p, struct pt_regs *regs);
 int xk_exit_handler(struct kprobe *p, struct pt_regs *regs);
 void xk_regs_to_array(const struct pt_regs *r, u64 *a);
-void xk_write_locations(struct xk_span *s, struct pt_regs *regs,
-			const u64 *in, const u64 *out);
+int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
+		       const u64 *in, const u64 *out);
 
 /* xk_policy.c */
 int xk_policy_init(void);
 void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req);
 extern atomic64_t xk_refused_outside;
 
+/* xk_main.c */
+int xk_refuse_locked_down(char *error);
+
 /* xk_transition.c */
+int xk_check_timeout(u32 timeout_ms, char *error);
 int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,
 		  char *error, u64 *ns);
 int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,

@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/security.h>
 #include <linux/uaccess.h>
 
 #include <linux/slab.h>
@@ -38,6 +39,25 @@ static int xk_open(struct inode *inode, struct file *file)
 
 DEFINE_MUTEX(xk_lock);
 
+/*
+ * Lockdown: a table or a policy writes kernel state at places user space
+ * chooses, which is what integrity lockdown forbids of /dev/mem; so both
+ * are refused, as is a new value for a constant already loaded (unload,
+ * back to the compiled-in values, stays allowed). Runs in process context
+ * before any kernel state changes, xk_lock held or not. The lockdown LSM
+ * logs its own line too.
+ */
+int xk_refuse_locked_down(char *error)
+{
+	int err = security_locked_down(LOCKDOWN_DEV_MEM);
+
+	if (err)
+		xk_error(error, "the kernel is locked down (lockdown: integrity or "
+			 "confidentiality): xkernel writes kernel state, so it loads "
+			 "no table or policy and sets no value");
+	return err;
+}
+
 /* Copies a request in, checking its size field against ours. */
 static int copy_req(void *req, size_t size, const void __user *uarg)
 {
@@ -58,7 +78,9 @@ static long ioctl_load(void __user *uarg)
 	if (err)
 		return err;
 	memset(req.error, 0, sizeof(req.error));
-	mutex_lock(&xk_lock);
+	/* killable: a transition may hold xk_lock for XK_MAX_TIMEOUT_MS */
+	if (mutex_lock_killable(&xk_lock))
+		return -EINTR;
 	err = xk_table_load(&req, u64_to_user_ptr(req.spans));
 	mutex_unlock(&xk_lock);
 	if (copy_to_user(uarg, &req, sizeof(req)))
@@ -76,15 +98,22 @@ static long ioctl_set(void __user *uarg)
 		return err;
 	memset(req.error, 0, sizeof(req.error));
 	req.name[XK_NAME_MAX - 1] = '\0';
-	mutex_lock(&xk_lock);
+	if (mutex_lock_killable(&xk_lock))
+		return -EINTR;
 	c = xk_find_const(req.name);
-	if (!c) {
+	if (xk_refuse_locked_down(req.error)) {
+		err = -EPERM;
+	} else if (!c) {
 		xk_error(req.error, "%s is not loaded (xk load first)", req.name);
 		err = -ENOENT;
 	} else if (c->policy[0]) {
 		xk_error(req.error, "%s: its values are chosen by policy %s (xk "
 			 "unload it first)", req.name, c->policy);
 		err = -EBUSY;
+	} else if (READ_ONCE(c->faulted)) {
+		xk_error(req.error, "%s was disarmed after a write to memory faulted "
+			 "(xk unload it)", req.name);
+		err = -EIO;
 	} else {
 		req.old_value = c->value;
 		err = xk_transition(c, req.value, req.mode, req.timeout_ms,
@@ -113,8 +142,12 @@ static long ioctl_set_many(void __user *uarg)
 		err = -EINVAL;
 		goto copy_out;
 	}
-	mutex_lock(&xk_lock);
+	if (mutex_lock_killable(&xk_lock)) {
+		err = -EINTR;
+		goto copy_out;
+	}
 	tx->nr = req->nr;
+	err = xk_refuse_locked_down(req->error);
 	for (u32 i = 0; i < req->nr && !err; i++) {
 		req->names[i][XK_NAME_MAX - 1] = '\0';
 		tx->c[i] = xk_find_const(req->names[i]);
@@ -127,6 +160,10 @@ static long ioctl_set_many(void __user *uarg)
 			xk_error(req->error, "%s: its values are chosen by policy %s",
 				 req->names[i], tx->c[i]->policy);
 			err = -EBUSY;
+		} else if (READ_ONCE(tx->c[i]->faulted)) {
+			xk_error(req->error, "%s was disarmed after a write to memory "
+				 "faulted (xk unload it)", req->names[i]);
+			err = -EIO;
 		}
 		for (u32 j = 0; j < i && !err; j++) {
 			if (tx->c[j] == tx->c[i]) {
@@ -157,7 +194,8 @@ static long ioctl_unload(void __user *uarg)
 		return err;
 	memset(req.error, 0, sizeof(req.error));
 	req.name[XK_NAME_MAX - 1] = '\0';
-	mutex_lock(&xk_lock);
+	if (mutex_lock_killable(&xk_lock))
+		return -EINTR;
 	err = xk_table_unload(req.name, req.all, req.error, &req.nr_unloaded);
 	mutex_unlock(&xk_lock);
 	if (copy_to_user(uarg, &req, sizeof(req)))
@@ -184,13 +222,17 @@ static long ioctl_status(void __user *uarg)
 	req->size = sizeof(*req);
 	req->index = idx;
 	idx = 0;
-	mutex_lock(&xk_lock);
+	if (mutex_lock_killable(&xk_lock)) {
+		err = -EINTR;
+		goto out;
+	}
 	list_for_each_entry(c, &xk_consts, node) {
 		if (idx++ != req->index)
 			continue;
 		req->found = 1;
 		strscpy(req->name, c->name, sizeof(req->name));
-		req->value = c->value;
+		/* disarmed after a fault: the compiled-in value is in force */
+		req->value = READ_ONCE(c->faulted) ? c->def : c->value;
 		req->def = c->def;
 		req->min = c->min;
 		req->max = c->max;
@@ -229,7 +271,8 @@ static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		struct xk_ioc_version v = { .abi_version = XK_ABI_VERSION };
 		struct xk_const *c;
 
-		mutex_lock(&xk_lock);
+		if (mutex_lock_killable(&xk_lock))
+			return -EINTR;
 		list_for_each_entry(c, &xk_consts, node)
 			v.nr_constants++;
 		mutex_unlock(&xk_lock);

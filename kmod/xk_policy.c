@@ -255,7 +255,8 @@ __bpf_kfunc int xk_set(struct pt_regs *ctx, s64 *value, const char *label,
  * The one way a policy changes kernel state. Refused (nothing written,
  * counted): -EPERM away from a policy-driven probe point or for a target
  * that is not the span's location; -ERANGE for a value out of bounds;
- * -EINVAL for a content other than the table's program gives.
+ * -EINVAL for a content other than the table's program gives; -EFAULT
+ * when a memory location faulted (now or before: the constant is disarmed).
  */
 __bpf_kfunc int xk_write_kernel(struct pt_regs *ctx, s64 value,
 				const struct xk_write *writes, u32 writes__sz)
@@ -304,7 +305,11 @@ __bpf_kfunc int xk_write_kernel(struct pt_regs *ctx, s64 value,
 			return -EINVAL;
 		}
 	}
-	xk_write_locations(s, ctx, in, out);
+	/* a write that faulted once disarms the constant (xk_probe.c) */
+	if (READ_ONCE(c->faulted) || xk_write_locations(s, ctx, in, out)) {
+		this_cpu_inc(c->stats->refused);
+		return -EFAULT;
+	}
 	atomic64_inc(&s->hits);
 	this_cpu_inc(c->stats->writes);
 	return 0;

@@ -8,6 +8,9 @@
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/uaccess.h>
+#include <asm/page.h>
+#include <asm/processor.h>
 
 #include "xk_internal.h"
 
@@ -43,42 +46,98 @@ static unsigned long *reg_slot(struct pt_regs *r, int reg)
 	}
 }
 
-static void write_mem(unsigned long addr, u64 v, unsigned int width)
+/*
+ * Stores width bits of v at a kernel address without trusting it: the
+ * address must be in the kernel half and canonical (a #GP in a fixed-up
+ * access would still warn), and a page fault (unmapped, read-only text or
+ * rodata) is fixed up through the exception table, never an oops. The
+ * nofault store of mm/maccess.c (copy_to_kernel_nofault) is not exported
+ * to modules; this is its body for one aligned-or-not scalar. Runs in the
+ * probed context, preemption off; 0 or -EFAULT.
+ */
+static int write_mem_nofault(unsigned long addr, u64 v, unsigned int width)
 {
+	u8 v8 = v;
+	u16 v16 = v;
+	u32 v32 = v;
+	unsigned long last = addr + width / 8 - 1;
+
+	if (addr < TASK_SIZE_MAX + PAGE_SIZE || last < addr ||
+	    !__is_canonical_address(addr, boot_cpu_data.x86_virt_bits) ||
+	    !__is_canonical_address(last, boot_cpu_data.x86_virt_bits))
+		return -EFAULT;
+	pagefault_disable();
 	switch (width) {
-	case 8: WRITE_ONCE(*(u8 *)addr, (u8)v); break;
-	case 16: WRITE_ONCE(*(u16 *)addr, (u16)v); break;
-	case 32: WRITE_ONCE(*(u32 *)addr, (u32)v); break;
-	default: WRITE_ONCE(*(u64 *)addr, v); break;
+	case 8: __put_kernel_nofault((void *)addr, &v8, u8, fault); break;
+	case 16: __put_kernel_nofault((void *)addr, &v16, u16, fault); break;
+	case 32: __put_kernel_nofault((void *)addr, &v32, u32, fault); break;
+	default: __put_kernel_nofault((void *)addr, &v, u64, fault); break;
 	}
+	pagefault_enable();
+	return 0;
+fault:
+	pagefault_enable();
+	return -EFAULT;
+}
+
+/*
+ * A write to memory faulted: the constant is disarmed (every span of it
+ * writes nothing from now on: the kernel runs with its compiled-in value,
+ * which status then reports) and the fault counted and logged. Runs in the
+ * probed context; pairs with the READ_ONCE(c->faulted) in the handlers and
+ * with ioctl_set, which refuses a disarmed constant.
+ */
+static void write_faulted(struct xk_span *s, unsigned long addr)
+{
+	struct xk_const *c = s->owner;
+
+	atomic64_inc(&s->faults);
+	WRITE_ONCE(c->faulted, true);
+	pr_warn_ratelimited("%s: a write to %#lx at %pS faulted: constant disarmed "
+			    "(compiled-in value in force; xk unload it)\n",
+			    c->name, addr, (void *)s->probe_addr);
 }
 
 /*
  * Writes a span's locations: out[i] for location i; in holds the registers
  * as they were at the probe point (memory bases). Runs in the probed context
- * (the rewrite handler, or xk_write_kernel in a policy's program).
+ * (the rewrite handler, or xk_write_kernel in a policy's program). Memory
+ * first (a span has at most one store): if it faults, no register is
+ * written either, nothing half-applied, and -EFAULT comes back.
  */
-void xk_write_locations(struct xk_span *s, struct pt_regs *regs,
-			const u64 *in, const u64 *out)
+int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
+		       const u64 *in, const u64 *out)
 {
-	for (u32 i = 0; i < s->desc.nr_locs; i++) {
+	u32 i;
+
+	for (i = 0; i < s->desc.nr_locs; i++) {
+		const struct xk_ioc_loc *l = &s->desc.locs[i];
+		unsigned long addr;
+
+		if (l->kind != XK_LOC_MEM)
+			continue;
+		addr = l->base == XK_BASE_RIP ? s->mem_addr[i] :
+		       (unsigned long)(in[l->base % XK_NR_REGS] + (u64)l->disp);
+		if (write_mem_nofault(addr, out[i], l->width)) {
+			write_faulted(s, addr);
+			return -EFAULT;
+		}
+	}
+	for (i = 0; i < s->desc.nr_locs; i++) {
 		const struct xk_ioc_loc *l = &s->desc.locs[i];
 		u64 mask = xk_mask(l->width);
 
 		if (l->kind == XK_LOC_FLAGS) {
 			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
 				      (out[i] & XK_EFLAGS_ARITH);
-		} else if (l->kind == XK_LOC_MEM && l->base == XK_BASE_RIP) {
-			write_mem(s->mem_addr[i], out[i], l->width);
-		} else if (l->kind == XK_LOC_MEM) {
-			write_mem(in[l->base % XK_NR_REGS] + l->disp, out[i],
-				  l->width);
-		} else {
+		} else if (l->kind != XK_LOC_MEM) {
 			unsigned long *slot = reg_slot(regs, l->kind);
 
-			*slot = (*slot & ~mask) | (out[i] & mask);
+			if (slot)	/* rsp is never a location (validated) */
+				*slot = (*slot & ~mask) | (out[i] & mask);
 		}
 	}
+	return 0;
 }
 
 static struct xk_tracked *find_tracked(struct xk_const *c, struct task_struct *t)
@@ -114,14 +173,15 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
 			n = c->old_value;
 		raw_spin_unlock_irqrestore(&c->track_lock, flags);
 	}
-	if (n == c->def)
+	/* a write faulted once: the compiled-in value, for every span */
+	if (n == c->def || READ_ONCE(c->faulted))
 		return 0;
 	xk_regs_to_array(regs, in);
 	/* compute all first: a location may be another's input */
 	for (i = 0; i < s->desc.nr_locs; i++)
 		out[i] = xk_expr_eval(&s->desc.locs[i].expr, in, n);
-	xk_write_locations(s, regs, in, out);
-	atomic64_inc(&s->hits);
+	if (!xk_write_locations(s, regs, in, out))
+		atomic64_inc(&s->hits);
 	return 0;
 }
 

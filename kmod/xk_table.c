@@ -79,6 +79,53 @@ static int validate_span(struct xk_span *s, int idx, char *error)
 	return err;
 }
 
+/*
+ * Whether addr is an instruction boundary, as the kprobes core decodes its
+ * function (the x86 instruction decoder is not exported to modules): a
+ * disabled kprobe is registered there and unregistered at once; it never
+ * arms, so the text never changes. Runs at load, under xk_lock.
+ */
+static bool insn_boundary(unsigned long addr)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)addr,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+
+	if (register_kprobe(&kp))
+		return false;
+	unregister_kprobe(&kp);
+	return true;
+}
+
+/*
+ * A memory location is written only where the span's own code stores:
+ * some compared instruction before the probe point, at an instruction
+ * boundary of the live function, is a mov to exactly that [base + disp]
+ * (or that rip-relative field) with that width (xk_rule_find_store).
+ * Runs at load, under xk_lock, once the expected bytes matched the live
+ * text; every kprobe it registers is gone when it returns.
+ */
+static int check_store(struct xk_span *s, const struct xk_ioc_loc *l, int idx,
+		       char *error)
+{
+	const struct xk_ioc_span *d = &s->desc;
+	const char *why = NULL;
+	u32 q;
+
+	for (q = 0;; q++) {
+		why = xk_rule_find_store(d->expect, d->expect_mask, d->expect_len,
+					 d->start, d->probe, l->base, l->disp,
+					 l->rip_end, l->width, &q);
+		if (why || insn_boundary(s->start_addr + q))
+			break;
+	}
+	if (why)
+		return xk_error(error, "span %d: %s+%#llx: %s at an instruction "
+				"boundary", idx, d->func, d->start, why), -EINVAL;
+	return 0;
+}
+
 static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		       char *error)
 {
@@ -87,7 +134,7 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	u8 live[XK_MAX_EXPECT];
 	unsigned long off, size;
 	int err;
-	u32 i;
+	u32 i, p;
 
 	memset(&s->rewrite, 0, sizeof(s->rewrite));
 	if (func_addr) {
@@ -118,6 +165,26 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
 				d->func, d->start), -EFAULT;
+	/*
+	 * kprobes may own the bytes at the probe point: another armed probe
+	 * there (int3), or an optimized one (a jump) that an unload a moment
+	 * ago left for the optimizer to take out, which our registration then
+	 * reused and keeps. Our probe shares its copy of the original
+	 * instruction (kprobes' ainsn): the probed instruction is compared
+	 * from there. A rip-relative operand is adjusted in the copy, so its
+	 * bytes then differ (refused, never accepted wrongly).
+	 */
+	p = d->probe - d->start;
+	if ((live[p] == 0xe9 || live[p] == INT3_INSN_OPCODE) &&
+	    d->expect[p] != live[p]) {
+		const void *copy = s->rewrite.ainsn.insn;
+
+		if (!copy || s->rewrite.ainsn.size != d->expect_len - p ||
+		    copy_from_kernel_nofault(live + p, copy, d->expect_len - p))
+			return xk_error(error, "span %d: %s+%#llx: another kprobe owns "
+					"the probed instruction", idx, d->func,
+					d->probe), -EBUSY;
+	}
 	for (i = 0; i < d->expect_len; i++) {
 		if ((live[i] & d->expect_mask[i]) == (d->expect[i] & d->expect_mask[i]))
 			continue;
@@ -126,14 +193,34 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 				"build", idx, d->func, d->start + i, live[i],
 				d->expect[i]), -ESTALE;
 	}
-	/* rip-relative stores: the address, from the relocated live rel32 */
+	/* an uncompared probed instruction (xk_rule_check_expect) must be a
+	 * site that boot-time patching rewrites */
+	if (d->expect_mask[d->probe - d->start] != 0xff &&
+	    !xk_rule_patched_site_byte(live[d->probe - d->start]))
+		return xk_error(error, "span %d: %s+%#llx holds %02x: not a call, jump "
+				"or patched site as the table's uncompared bytes say",
+				idx, d->func, d->probe,
+				live[d->probe - d->start]), -ESTALE;
 	for (i = 0; i < d->nr_locs; i++) {
 		const struct xk_ioc_loc *l = &d->locs[i];
+		u64 field;
 		s32 rel;
 
-		if (l->kind != XK_LOC_MEM || l->base != XK_BASE_RIP)
+		if (l->kind != XK_LOC_MEM)
 			continue;
-		memcpy(&rel, live + (l->disp - d->start), sizeof(rel));
+		err = check_store(s, l, idx, error);
+		if (err)
+			return err;
+		if (l->base != XK_BASE_RIP)
+			continue;
+		/* rip-relative: the address, from the relocated live rel32;
+		 * xk_rule_check_loc put the field inside live[] (unsigned) */
+		field = (u64)l->disp - d->start;
+		if (d->expect_len < sizeof(rel) ||
+		    field > d->expect_len - sizeof(rel))
+			return xk_error(error, "span %d: rel32 outside the compared "
+					"bytes", idx), -EINVAL;
+		memcpy(&rel, live + field, sizeof(rel));
 		s->mem_addr[i] = s->start_addr - d->start + l->rip_end + (long)rel;
 	}
 	return 0;
@@ -191,6 +278,9 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	int i, err;
 
 	req->name[XK_NAME_MAX - 1] = '\0';
+	err = xk_refuse_locked_down(req->error);
+	if (err)
+		return err;
 	if (!req->name[0])
 		return xk_error(req->error, "no constant name"), -EINVAL;
 	if (req->nr_spans < 1 || req->nr_spans > XK_MAX_SPANS)
@@ -210,6 +300,9 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 				"at its default %lld", req->name, req->def), -EINVAL;
 	if (req->mode > XK_MODE_PER_TASK)
 		return xk_error(req->error, "unknown mode %u", req->mode), -EINVAL;
+	err = xk_check_timeout(req->timeout_ms, req->error);
+	if (err)
+		return err;
 	if (xk_find_const(req->name))
 		return xk_error(req->error, "%s is already loaded (xk set changes its "
 				"value, xk unload removes it)", req->name), -EEXIST;
@@ -293,7 +386,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	return 0;
 
 err_destroy:
-	pr_notice("load %s refused: %s\n", c->name, req->error);
+	/* ratelimited: a caller may send refused tables as fast as it likes */
+	pr_notice_ratelimited("load %s refused: %s\n", c->name, req->error);
 	xk_const_destroy(c);
 	return err;
 }

@@ -207,8 +207,25 @@ static void audit(struct xk_tx *tx, const s64 *old, u32 mode, u64 ns,
 }
 
 /*
+ * A transition's wait is bounded: 0 means XK_DEFAULT_TIMEOUT_MS, and more
+ * than XK_MAX_TIMEOUT_MS is refused (the wait holds xk_lock). Runs in
+ * process context before anything changes; 0 or -EINVAL with the cause.
+ */
+int xk_check_timeout(u32 timeout_ms, char *error)
+{
+	if (timeout_ms <= XK_MAX_TIMEOUT_MS)
+		return 0;
+	return xk_error(error, "timeout %u ms is above the limit of %u ms",
+			timeout_ms, XK_MAX_TIMEOUT_MS), -EINVAL;
+}
+
+/*
  * Called with xk_lock held, in process context. Returns 0 when every value
- * is in force; otherwise none changed (-ETIMEDOUT: threads stayed inside).
+ * is in force; otherwise none changed (-ETIMEDOUT: threads stayed inside;
+ * -EINTR: a fatal signal ended the wait). The wait is killable and bounded
+ * (xk_check_timeout); aborting it takes the same path as a timeout: the
+ * cmpxchg to ABORTED decides against the last thread out's switch, and the
+ * old values stay (or, per task, are put back) in force.
  */
 int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 		       u64 *ns)
@@ -216,7 +233,12 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 	ktime_t t0 = ktime_get();
 	s64 old[XK_TX_MAX];
 	int err = 0, inside = 0, i;
+	long left;
 
+	err = xk_check_timeout(timeout_ms, error);
+	if (err)
+		return err;
+	timeout_ms = timeout_ms ?: XK_DEFAULT_TIMEOUT_MS;
 	for (i = 0; i < tx->nr; i++) {
 		struct xk_const *c = tx->c[i];
 
@@ -246,13 +268,14 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 		}
 		atomic_set(&tx->state, XK_TR_PENDING);
 		err = stop_machine(scan_stacks, tx, NULL);
-		if (!err && !wait_event_timeout(tx->wait,
-						atomic_read(&tx->state) != XK_TR_PENDING,
-						msecs_to_jiffies(timeout_ms ?: 1000)) &&
+		left = err ? 1 : wait_event_killable_timeout(tx->wait,
+				atomic_read(&tx->state) != XK_TR_PENDING,
+				msecs_to_jiffies(timeout_ms));
+		if (left <= 0 &&
 		    atomic_cmpxchg(&tx->state, XK_TR_PENDING, XK_TR_ABORTED) ==
 			    XK_TR_PENDING) {
 			inside = atomic_read(&tx->inside);
-			err = -ETIMEDOUT;
+			err = left < 0 ? -EINTR : -ETIMEDOUT;
 		}
 		for (i = 0; i < tx->nr; i++) {
 			if (!err && tx->c[i]->track_overflow)
@@ -278,7 +301,13 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 			xk_error(error, "%s: %d thread%s still inside a safe span after "
 				 "%u ms; the old value%s %lld%s stay%s in force",
 				 tx->c[0]->name, inside, inside == 1 ? "" : "s",
-				 timeout_ms ?: 1000, tx->nr > 1 ? "s" : "", old[0],
+				 timeout_ms, tx->nr > 1 ? "s" : "", old[0],
+				 tx->nr > 1 ? ", ..." : "", tx->nr > 1 ? "" : "s");
+		else if (err == -EINTR)
+			xk_error(error, "%s: the transition was killed with %d thread%s "
+				 "inside a safe span; the old value%s %lld%s stay%s in "
+				 "force", tx->c[0]->name, inside, inside == 1 ? "" : "s",
+				 tx->nr > 1 ? "s" : "", old[0],
 				 tx->nr > 1 ? ", ..." : "", tx->nr > 1 ? "" : "s");
 		else if (err == -ENOSPC)
 			xk_error(error, "%s: more than %d threads inside safe spans",

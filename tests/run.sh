@@ -54,6 +54,9 @@ prepare_tables() {
 }
 suite tables prepare_tables
 suite guest build/xk vm run --timeout 1800 -- tests/guest/run.sh
+# lockdown is one-way for a boot: its test has a boot of its own
+suite guest-lockdown build/xk vm run --timeout 600 -- tests/guest/run.sh \
+	tests/guest/solo_lockdown.sh
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

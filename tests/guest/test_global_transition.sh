@@ -33,3 +33,28 @@ expect_eq "value" "$($XK -j status | jq '.[0].value')" 100
 expect_eq "new result" "$(cat $GOLDEN/hold)" $(((1 + 100) * 2))
 wait
 log "failed while held (300 ms timeout), waited $ms ms for the thread, then in force"
+
+# the wait is bounded and killable: a timeout above the limit is refused;
+# a transition killed (SIGKILL) while a thread is inside ends at once, the
+# old value stays in force and the module answers the next request
+out=$($XK set G_HOLD=50 --mode global --timeout 60001 2>&1) && fail "a timeout above the limit was accepted"
+echo "$out" | grep -q "timeout 60001 ms is above the limit of 60000 ms" || fail "timeout: $out"
+cat $GOLDEN/hold > /tmp/hold3 &
+hold=$!
+sleep 1
+$XK set G_HOLD=50 --mode global --timeout 60000 > /tmp/killed.out 2>&1 &
+setter=$!
+sleep 2
+t0=$(date +%s%N)
+kill -9 $setter
+wait $setter 2>/dev/null
+t1=$(date +%s%N)
+kill_ms=$(( (t1 - t0) / 1000000 ))
+[ $kill_ms -lt 10000 ] || fail "the killed transition took $kill_ms ms to end"
+expect_eq "value after a killed transition" "$($XK -j status | jq '.[0].value')" 100
+echo 1 > $GOLDEN/release
+wait $hold
+expect_eq "held thread's result after the kill" "$(cat /tmp/hold3)" $(((1 + 100) * 2))
+dmesg | grep -q "G_HOLD: the transition was killed with 1 thread inside a safe span" ||
+	fail "the killed transition is not in the kernel log"
+log "timeout 60001 refused; a killed transition ended in $kill_ms ms, value 100 kept"

@@ -63,7 +63,8 @@ static int check_glue(const char *catalog, const char *name)
 	f = fopen(src, "w");
 	CHECK(f);
 	fprintf(f, "#include <stdint.h>\n#include <stdio.h>\n"
-		   "typedef uint8_t __u8; typedef uint32_t __u32; typedef int32_t __s32;\n"
+		   "typedef uint8_t __u8; typedef int8_t __s8; typedef uint16_t __u16;\n"
+		   "typedef int16_t __s16; typedef uint32_t __u32; typedef int32_t __s32;\n"
 		   "typedef uint64_t __u64; typedef int64_t __s64;\n"
 		   "#define __bpf__ 1\n#define SEC(x)\n"
 		   "struct pt_regs { %s };\n"

@@ -234,7 +234,9 @@ static inline __u64 xk_prog_run(const struct xk_expr_insn *insn, __u32 len,
 		switch (in->op) {
 		case XK_OP_CONST: r = (__u64)in->imm; break;
 		case XK_OP_REG: r = regs[in->reg % XK_NR_REGS]; break;
-		case XK_OP_PARAM: r = (__u64)in->imm * (__u64)n + (__u64)in->imm2; break;
+		case XK_OP_PARAM:	/* wraps: no signed overflow */
+			r = (__u64)in->imm * (__u64)n + (__u64)in->imm2;
+			break;
 		case XK_OP_ADD: r = a + b; break;
 		case XK_OP_SUB: r = a - b; break;
 		case XK_OP_AND: r = a & b; break;

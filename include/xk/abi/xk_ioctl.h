@@ -72,7 +72,8 @@ struct xk_ioc_load {
 	__s64 def, min, max;
 	__s64 value;		/* the value to take effect */
 	__u32 mode;		/* enum xk_mode */
-	__u32 timeout_ms;	/* global mode: give up after this */
+	__u32 timeout_ms;	/* global mode: give up after this (0: 1000,
+				 * at most XK_MAX_TIMEOUT_MS) */
 	__u64 spans;		/* user pointer to nr_spans struct xk_ioc_span */
 	char error[XK_ERROR_MAX];	/* out */
 	__u64 load_ns;		/* out: validation and arming */
@@ -178,6 +179,10 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 				    d->nr_ranges);
 	if (why)
 		return why;
+	why = xk_rule_check_expect(d->expect_mask, d->expect_len, d->start,
+				   d->probe);
+	if (why)
+		return why;
 	if (d->nr_cands > XK_MAX_CANDS)
 		return "more candidate functions than the limit";
 	for (i = 0; i < d->nr_locs; i++) {
@@ -187,6 +192,16 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 					l->width, d->start, d->expect_len);
 		if (why)
 			return why;
+		if (l->kind == XK_LOC_MEM) {
+			__u32 q = 0;
+
+			why = xk_rule_find_store(d->expect, d->expect_mask,
+						 d->expect_len, d->start,
+						 d->probe, l->base, l->disp,
+						 l->rip_end, l->width, &q);
+			if (why)
+				return why;
+		}
 		if (xk_expr_validate(&l->expr))
 			return "an update program is malformed";
 	}

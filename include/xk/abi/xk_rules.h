@@ -32,6 +32,11 @@
 #define XK_MAX_CONTEXTS 16	/* per-context figures kept for a policy */
 #define XK_LABEL_MAX 16		/* a policy's context label, with NUL */
 #define XK_TX_MAX 8		/* constants switched in one transaction */
+#define XK_MAX_FUNC_SIZE 0x100000	/* bytes of one function (1 MiB) */
+#define XK_MAX_MEM_DISP 4096	/* |disp| of a [register + disp] location */
+#define XK_MAX_MASKED_RUN 10	/* consecutive bytes left uncompared */
+#define XK_MAX_TIMEOUT_MS 60000	/* a transition's wait (global, per task) */
+#define XK_DEFAULT_TIMEOUT_MS 1000	/* ... when the request says 0 */
 
 /* location kinds: enum xk_reg (a register), XK_LOC_FLAGS, or memory */
 #define XK_LOC_MEM 32		/* [base + disp], base a register or XK_BASE_RIP */
@@ -55,13 +60,18 @@ static inline int xk_rule_width_ok(__u32 width)
 
 /*
  * A location is a general register other than rsp, the flags, or memory at
- * [register + disp] or rip-relative; a rip-relative location's rel32 lies
- * in the bytes compared with the live text: [start, start + expect_len).
+ * [register + disp] with |disp| < XK_MAX_MEM_DISP, or rip-relative; a
+ * rip-relative location's rel32 lies in the bytes compared with the live
+ * text, [start, start + expect_len), and its instruction ends there too.
+ * Unsigned arithmetic throughout: every field is an adversary's.
+ * (Which instruction stores there: xk_rule_find_store.)
  */
 static inline const char *xk_rule_check_loc(__s32 kind, __s32 base, __s64 disp,
 					    __u64 rip_end, __u32 width,
 					    __u64 start, __u32 expect_len)
 {
+	__u64 field, end;
+
 	if (!xk_rule_width_ok(width))
 		return "a location's width is not 8, 16, 32 or 64 bits";
 	if (kind == XK_LOC_FLAGS)
@@ -70,12 +80,20 @@ static inline const char *xk_rule_check_loc(__s32 kind, __s32 base, __s64 disp,
 		return kind == XK_RSP ? "a location is the stack pointer" : 0;
 	if (kind != XK_LOC_MEM)
 		return "a location is not a register, the flags or memory";
-	if (base >= 0 && base < XK_NR_REGS)
-		return 0;
+	if (base >= 0 && base < XK_NR_REGS) {
+		__u64 mag = disp < 0 ? 0 - (__u64)disp : (__u64)disp;
+
+		return mag < XK_MAX_MEM_DISP ? 0 :
+		       "a memory location's displacement is out of bounds";
+	}
 	if (base != XK_BASE_RIP)
 		return "a memory location's base is not a register or rip";
-	if (disp < 0 || (__u64)disp < start || rip_end < (__u64)disp + 4 ||
-	    rip_end > start + expect_len)
+	if (expect_len > XK_MAX_EXPECT || disp < 0 || (__u64)disp < start ||
+	    rip_end < start)
+		return "a rip-relative location lies outside the compared bytes";
+	field = (__u64)disp - start;	/* the rel32, in the compared bytes */
+	end = rip_end - start;		/* the end of its instruction */
+	if (field > expect_len || end > expect_len || end < field + 4)
 		return "a rip-relative location lies outside the compared bytes";
 	return 0;
 }
@@ -91,8 +109,11 @@ static inline const char *xk_rule_check_offsets(__u64 func_size, __u64 start,
 						__u32 nr_locs, __u32 nr_exits,
 						__u32 nr_ranges)
 {
+	if (func_size == 0 || func_size > XK_MAX_FUNC_SIZE)
+		return "the function is empty or larger than the limit";
 	if (expect_len > XK_MAX_EXPECT)
 		return "more expected bytes than the limit";
+	/* func_size is bounded: start < probe < func_size cannot wrap */
 	if (probe <= start || probe >= func_size || probe - start >= expect_len)
 		return "the probe point is not inside the span and its function";
 	if (nr_locs < 1 || nr_locs > XK_MAX_LOCS)
@@ -102,6 +123,197 @@ static inline const char *xk_rule_check_offsets(__u64 func_size, __u64 start,
 	if (nr_ranges > XK_MAX_RANGES)
 		return "more safe-span ranges than the limit";
 	return 0;
+}
+
+/*
+ * The expected bytes of a span (start .. the end of the probed instruction)
+ * and their mask. Every byte is compared (0xff) or not at all (0x00); the
+ * analysis leaves out only relocated bytes (a rel32, an absolute 64-bit
+ * address, a relocated call or jump whole, a jump-label site whole), so:
+ * no run of uncompared bytes is longer than XK_MAX_MASKED_RUN (two 5-byte
+ * sites); the span's first byte is compared, and before the probe point at
+ * least as many bytes are compared as not; the byte under the probe point
+ * (the probed instruction's first) is compared, unless the probed
+ * instruction is a relocated call or jump or a jump-label site (5 bytes,
+ * all uncompared, which boot-time patching rewrites: return thunks,
+ * retpolines, __fentry__); the module then requires the live byte to be
+ * one of those sites' (XK_PATCHED_SITE_BYTE).
+ * Call after xk_rule_check_offsets (probe - start < expect_len).
+ */
+#define XK_PATCHED_SITE_LEN 5
+
+static inline const char *xk_rule_check_expect(const __u8 *mask,
+					       __u32 expect_len, __u64 start,
+					       __u64 probe)
+{
+	__u32 run = 0, masked = 0, p;
+
+	if (expect_len > XK_MAX_EXPECT || probe <= start ||
+	    probe - start >= expect_len)
+		return "the probe point is not inside the compared bytes";
+	p = (__u32)(probe - start);
+	for (__u32 i = 0; i < expect_len; i++) {
+		if (mask[i] == 0xff) {
+			run = 0;
+			continue;
+		}
+		if (mask[i] != 0)
+			return "an expected byte is masked in part";
+		if (i < p)
+			masked++;
+		if (++run > XK_MAX_MASKED_RUN)
+			return "too many consecutive expected bytes are not compared";
+	}
+	if (mask[0] != 0xff)
+		return "the span's first byte is not compared";
+	if (masked > p - masked)
+		return "fewer bytes of the span are compared than not";
+	if (mask[p] == 0xff)
+		return 0;
+	if (expect_len - p != XK_PATCHED_SITE_LEN)
+		return "the byte under the probe point is not compared";
+	for (__u32 i = p; i < expect_len; i++)
+		if (mask[i])
+			return "the byte under the probe point is not compared";
+	return 0;
+}
+
+/* The first byte of a site that boot-time patching may rewrite: call, jmp,
+ * ret (a return thunk), a 5-byte nop (__fentry__, a jump label), a short
+ * jump or 2-byte nop (a jump label), an indirect call or jump, with a cs or
+ * REX prefix (a retpoline). */
+static inline int xk_rule_patched_site_byte(__u8 b)
+{
+	return b == 0xe8 || b == 0xe9 || b == 0xc3 || b == 0x0f || b == 0xeb ||
+	       b == 0x66 || b == 0xff || b == 0x2e || b == 0x41;
+}
+
+/*
+ * A store as the analysis emits memory locations: mov r/m8|16|32|64 from a
+ * register (88, 89) or an immediate (c6 /0, c7 /0), with an optional 66
+ * and REX prefix, to [base + disp8|disp32], [base] or [rip + rel32]; no
+ * index register, no segment. Decoded from the expected bytes at q: the
+ * prefixes, opcode, ModRM, SIB and a register-based displacement must be
+ * compared bytes; a rel32 or an immediate may be relocated. Returns the
+ * instruction's length, or 0 if the bytes at q are no such store.
+ */
+struct xk_rule_store {
+	__s32 base;		/* a register, or XK_BASE_RIP */
+	__s64 disp;		/* [base + disp]; rip: 0 */
+	__u32 field;		/* rip: offset of the rel32 from q */
+	__u32 width;		/* bits stored */
+};
+
+static inline __u32 xk_rule_decode_store(const __u8 *b, const __u8 *mask,
+					 __u32 n, __u32 q,
+					 struct xk_rule_store *st)
+{
+	__u32 i = q, fixed, disp_len = 0, imm_len = 0;
+	__u8 rex = 0, op, modrm, mod, rm;
+	int opsize16 = 0;
+
+	if (q >= n)
+		return 0;
+	if (b[i] == 0x66) {
+		opsize16 = 1;
+		if (++i >= n)
+			return 0;
+	}
+	if ((b[i] & 0xf0) == 0x40) {
+		rex = b[i];
+		if (++i >= n)
+			return 0;
+	}
+	op = b[i++];
+	if (op != 0x88 && op != 0x89 && op != 0xc6 && op != 0xc7)
+		return 0;
+	if (i >= n)
+		return 0;
+	modrm = b[i++];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	if (mod == 3 || ((op == 0xc6 || op == 0xc7) && (modrm & 0x38)))
+		return 0;
+	st->field = 0;
+	st->disp = 0;
+	if (mod == 0 && rm == 5) {
+		st->base = XK_BASE_RIP;
+		st->field = i - q;
+		disp_len = 4;
+	} else {
+		if (rm == 4) {		/* SIB: no index, a base */
+			__u8 sib;
+
+			if (i >= n)
+				return 0;
+			sib = b[i++];
+			if (((sib >> 3) & 7) != 4 || (rex & 2) ||
+			    (mod == 0 && (sib & 7) == 5))
+				return 0;
+			rm = sib & 7;
+		}
+		st->base = rm | ((rex & 1) << 3);
+		disp_len = mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	}
+	fixed = i;			/* prefixes to ModRM/SIB: compared */
+	if (op == 0xc6)
+		imm_len = 1;
+	else if (op == 0xc7)
+		imm_len = opsize16 && !(rex & 8) ? 2 : 4;
+	if (n - i < disp_len + imm_len)
+		return 0;
+	if (st->base != XK_BASE_RIP) {
+		__u32 d = 0;
+
+		for (__u32 k = 0; k < disp_len; k++)
+			d |= (__u32)b[i + k] << (8 * k);
+		st->disp = disp_len == 1 ? (__s64)(__s8)d :
+			   disp_len == 4 ? (__s64)(__s32)d : 0;
+		fixed += disp_len;
+	}
+	for (__u32 k = q; k < fixed; k++)
+		if (mask[k] != 0xff)
+			return 0;
+	st->width = op == 0x88 || op == 0xc6 ? 8 : rex & 8 ? 64 :
+		    opsize16 ? 16 : 32;
+	return i + disp_len + imm_len - q;
+}
+
+/*
+ * The next store, at an offset >= *q of the expected bytes and ending
+ * before the probed instruction, that writes the memory location given:
+ * its offset in *q and 0, or a phrase when there is none. The module then
+ * makes sure *q is an instruction boundary (the bytes before a prefix may
+ * belong to another instruction) and tries the next one if not.
+ */
+static inline const char *xk_rule_find_store(const __u8 *expect,
+					     const __u8 *mask, __u32 expect_len,
+					     __u64 start, __u64 probe,
+					     __s32 base, __s64 disp,
+					     __u64 rip_end, __u32 width,
+					     __u32 *q)
+{
+	struct xk_rule_store st;
+	__u32 before, len;
+
+	if (expect_len > XK_MAX_EXPECT || probe <= start ||
+	    probe - start >= expect_len)
+		return "the probe point is not inside the compared bytes";
+	before = (__u32)(probe - start);	/* the span's own instructions */
+	for (; *q < before; (*q)++) {
+		len = xk_rule_decode_store(expect, mask, before, *q, &st);
+		if (!len || st.base != base || st.width != width)
+			continue;
+		if (base == XK_BASE_RIP) {
+			/* xk_rule_check_loc bounded disp and rip_end */
+			if ((__u64)disp - start == *q + st.field &&
+			    rip_end - start == *q + len)
+				return 0;
+		} else if (st.disp == disp) {
+			return 0;
+		}
+	}
+	return "no compared instruction of the span stores to a memory location";
 }
 
 static inline const char *xk_rule_check_range(__u64 from, __u64 to,

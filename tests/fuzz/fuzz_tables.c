@@ -1,0 +1,789 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuzz_tables: a scope table is an adversary's data. Starting from a valid
+ * table (its text format, docs/scope-table.md, read here by a small parser
+ * of the fields the ioctl needs), sends mutated XK_IOC_LOAD requests to
+ * /dev/xkernel: bit flips, every field at its boundaries, truncated and
+ * oversized requests, huge span counts, overflowing displacements, masks
+ * all zero, bogus user pointers. Each must be refused with an error or
+ * applied safely; an applied one is unloaded at once. Prints the count of
+ * each outcome (refused per errno, applied).
+ *
+ *   fuzz_tables --check TABLE...     the ABI rules on each span (no device)
+ *   fuzz_tables --cases TABLE        one request per rule: the refusal named
+ *   fuzz_tables [-n N] [-s SEED] TABLE
+ *
+ * Plain C with the ABI headers only: gcc -O2 -Wall -Iinclude/xk/abi.
+ * Mutated spans are loaded at the default value (nothing is rewritten:
+ * the module cannot check what a register means, docs/security.md), most
+ * of them for a policy (validated in full, probes left disarmed); the
+ * value and bounds are mutated only with the table's own spans.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xk_ioctl.h"
+
+/* ---- the table's text format, the fields the ioctl carries ---- */
+
+struct table {
+	char name[XK_NAME_MAX];
+	long long def, min, max;
+	unsigned int nr_spans;
+	struct xk_ioc_span spans[XK_MAX_SPANS];
+};
+
+static const char *const op_names[XK_OP_MAX] = {
+	[XK_OP_CONST] = "const", [XK_OP_REG] = "reg", [XK_OP_PARAM] = "param",
+	[XK_OP_ADD] = "add", [XK_OP_SUB] = "sub", [XK_OP_AND] = "and",
+	[XK_OP_OR] = "or", [XK_OP_XOR] = "xor", [XK_OP_MUL] = "mul",
+	[XK_OP_SHL] = "shl", [XK_OP_SHR] = "shr", [XK_OP_SAR] = "sar",
+	[XK_OP_NEG] = "neg", [XK_OP_NOT] = "not", [XK_OP_SEXT] = "sext",
+	[XK_OP_LTU] = "ltu", [XK_OP_LTS] = "lts", [XK_OP_EQ] = "eq",
+	[XK_OP_SELECT] = "select", [XK_OP_FLAGS_SUB] = "flags_sub",
+	[XK_OP_FLAGS_LOGIC] = "flags_logic",
+};
+
+static const char *const reg_names[XK_NR_REGS] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+static int reg_of(const char *s)
+{
+	for (int r = 0; r < XK_NR_REGS; r++)
+		if (!strcmp(s, reg_names[r]))
+			return r;
+	return -1;
+}
+
+static int parse_loc(char *p, struct xk_ioc_loc *l)
+{
+	char *name = strtok(p, " "), *w = strtok(NULL, " "), *tok;
+
+	if (!name || !w)
+		return -1;
+	memset(l, 0, sizeof(*l));
+	l->width = atoi(w);
+	if (!strcmp(name, "flags")) {
+		l->kind = XK_LOC_FLAGS;
+	} else if (!strncmp(name, "mem:rip:", 8)) {
+		l->kind = XK_LOC_MEM;
+		l->base = XK_BASE_RIP;
+		if (sscanf(name + 8, "%lld:%u", (long long *)&l->disp, &l->rip_end) != 2)
+			return -1;
+	} else if (!strncmp(name, "mem:", 4)) {
+		char reg[8];
+
+		l->kind = XK_LOC_MEM;
+		if (sscanf(name + 4, "%7[a-z0-9]:%lld", reg, (long long *)&l->disp) != 2 ||
+		    (l->base = reg_of(reg)) < 0)
+			return -1;
+	} else if ((l->kind = reg_of(name)) < 0) {
+		return -1;
+	}
+	while ((tok = strtok(NULL, " ")) && l->expr.len < XK_EXPR_MAX_INSNS) {
+		struct xk_expr_insn *in = &l->expr.insn[l->expr.len++];
+		char op[16];
+		unsigned int width, reg;
+		long long imm, imm2;
+
+		if (sscanf(tok, "%15[a-z_]:%u:%u:%lld:%lld", op, &width, &reg, &imm,
+			   &imm2) != 5)
+			return -1;
+		for (in->op = 1; in->op < XK_OP_MAX && strcmp(op, op_names[in->op]);
+		     in->op++)
+			;
+		if (in->op == XK_OP_MAX)
+			return -1;
+		in->width = width;
+		in->reg = reg;
+		in->imm = imm;
+		in->imm2 = imm2;
+	}
+	return 0;
+}
+
+static int parse_table(const char *path, struct table *t)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	struct xk_ioc_span *s = NULL;
+	int bad = 0;
+
+	if (!f)
+		return perror(path), -1;
+	memset(t, 0, sizeof(*t));
+	while (fgets(line, sizeof(line), f) && !bad) {
+		char *v = strchr(line, ' ');
+
+		line[strcspn(line, "\n")] = '\0';
+		if (v)
+			*v++ = '\0';
+		else
+			v = line + strlen(line);
+		if (!strcmp(line, "constant")) {
+			snprintf(t->name, sizeof(t->name), "%s", v);
+		} else if (!strcmp(line, "default")) {
+			t->def = strtoll(v, NULL, 10);
+		} else if (!strcmp(line, "bounds")) {
+			bad = sscanf(v, "%lld %lld", &t->min, &t->max) != 2;
+		} else if (!strcmp(line, "span")) {
+			if (t->nr_spans == XK_MAX_SPANS)
+				bad = 1;
+			else
+				s = &t->spans[t->nr_spans++];
+		} else if (!s) {
+			continue;
+		} else if (!strcmp(line, "function")) {
+			bad = sscanf(v, "%127s %llu", s->func,
+				     (unsigned long long *)&s->func_size) != 2;
+		} else if (!strcmp(line, "class")) {
+			bad = !strcmp(v, "unsupported");
+		} else if (!strcmp(line, "start")) {
+			s->start = strtoull(v, NULL, 16);
+		} else if (!strcmp(line, "probe")) {
+			s->probe = strtoull(v, NULL, 16);
+		} else if (!strcmp(line, "expect")) {
+			for (char *b = strtok(v, " "); b && s->expect_len < XK_MAX_EXPECT;
+			     b = strtok(NULL, " ")) {
+				int masked = !strcmp(b, "??");
+
+				s->expect[s->expect_len] = masked ? 0 : strtoul(b, NULL, 16);
+				s->expect_mask[s->expect_len++] = masked ? 0 : 0xff;
+			}
+		} else if (!strcmp(line, "loc")) {
+			if (s->nr_locs == XK_MAX_LOCS ||
+			    parse_loc(v, &s->locs[s->nr_locs++]))
+				bad = 1;
+		} else if (!strcmp(line, "safe")) {
+			for (char *x = strtok(v, " "); x && s->nr_exits < XK_MAX_EXITS;
+			     x = strtok(NULL, " "))
+				s->exits[s->nr_exits++] = strtoull(x, NULL, 16);
+		} else if (!strcmp(line, "ranges")) {
+			unsigned long long a, b;
+			int used;
+
+			while (s->nr_ranges < XK_MAX_RANGES &&
+			       sscanf(v, " %llx-%llx%n", &a, &b, &used) == 2) {
+				s->ranges[s->nr_ranges][0] = a;
+				s->ranges[s->nr_ranges++][1] = b;
+				v += used;
+			}
+		} else if (!strcmp(line, "escapes")) {
+			s->escapes = (strstr(v, "store") ? XK_ESCAPE_STORE : 0) |
+				     (strstr(v, "call") ? XK_ESCAPE_CALL : 0) |
+				     (strstr(v, "ret") ? XK_ESCAPE_RET : 0);
+		} else if (!strcmp(line, "copies")) {
+			bad = atoi(v) != 1;	/* candidates: not modelled here */
+		}
+	}
+	fclose(f);
+	if (bad || !t->nr_spans || !t->name[0]) {
+		fprintf(stderr, "%s: not a table this fuzzer reads (unsupported span, "
+			"copies, or malformed)\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- --check: the rules both halves apply, on each span of each table ---- */
+
+static int check_tables(int argc, char **argv)
+{
+	static struct table t;
+	int bad = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (parse_table(argv[i], &t)) {
+			printf("skip %s\n", argv[i]);
+			continue;
+		}
+		for (unsigned int k = 0; k < t.nr_spans; k++) {
+			const char *why = xk_ioc_span_check(&t.spans[k]);
+
+			printf("%s %s span %u%s%s\n", why ? "REFUSED" : "ok", t.name, k,
+			       why ? ": " : "", why ? why : "");
+			bad |= !!why;
+		}
+	}
+	return bad;
+}
+
+/* ---- --cases: one request per rule, the refusal it must get ---- */
+
+struct load_buf {
+	struct xk_ioc_load req;
+	struct xk_ioc_span spans[XK_MAX_SPANS];
+};
+
+static void base_request(struct load_buf *b, const struct table *t)
+{
+	memset(b, 0, sizeof(*b));
+	b->req.size = sizeof(b->req);
+	b->req.nr_spans = t->nr_spans;
+	snprintf(b->req.name, sizeof(b->req.name), "%s", t->name);
+	b->req.def = b->req.value = t->def;
+	b->req.min = t->min;
+	b->req.max = t->max;
+	b->req.mode = XK_MODE_IMMEDIATE;
+	memcpy(b->spans, t->spans, t->nr_spans * sizeof(b->spans[0]));
+	b->req.spans = (uintptr_t)b->spans;
+}
+
+/*
+ * Each case breaks one rule of a valid table and names the errno and the
+ * words the refusal must carry. Prints "ok CASE" or "FAIL CASE ..." and
+ * returns the number of failures. Span 1 of BLK_MAX_REQUEST_COUNT:
+ * mov $0x20,%edx (5 bytes) then, probed, movq $0x0,0x20(%rdi).
+ */
+static int run_cases(int fd, const struct table *t)
+{
+	static struct load_buf b;
+	int failed = 0;
+
+	for (int c = 0;; c++) {
+		struct xk_ioc_span *s = &b.spans[t->nr_spans > 1 ? 1 : 0];
+		struct xk_ioc_loc *l = &s->locs[0];
+		const char *name, *want;
+		int want_errno = EINVAL, ret, err;
+
+		base_request(&b, t);
+		switch (c) {
+		case 0:
+			name = "masks all zero";
+			memset(s->expect_mask, 0, sizeof(s->expect_mask));
+			want = "not compared";
+			break;
+		case 1:
+			name = "the probe byte not compared";
+			s->expect_mask[s->probe - s->start] = 0;
+			want = "the byte under the probe point is not compared";
+			break;
+		case 2:
+			name = "a byte masked in part";
+			s->expect_mask[0] = 0xf0;
+			want = "masked in part";
+			break;
+		case 3:
+			name = "rip-relative disp S64_MAX";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_BASE_RIP;
+			l->disp = INT64_MAX;
+			l->rip_end = s->start + 5;
+			want = "outside the compared bytes";
+			break;
+		case 4:
+			name = "rip-relative disp S64_MIN";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_BASE_RIP;
+			l->disp = INT64_MIN;
+			want = "outside the compared bytes";
+			break;
+		case 5:
+			name = "rip-relative end before the field";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_BASE_RIP;
+			l->disp = s->start + 1;
+			l->rip_end = s->start + 2;
+			want = "outside the compared bytes";
+			break;
+		case 6:
+			name = "rip-relative field that is no store's";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_BASE_RIP;
+			l->width = 32;
+			l->disp = s->start + 1;
+			l->rip_end = s->start + 5;
+			want = "no compared instruction of the span stores";
+			break;
+		case 7:
+			name = "[rdi + 4096]";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_RDI;
+			l->disp = 4096;
+			want = "displacement is out of bounds";
+			break;
+		case 8:
+			name = "[rdi - S64_MIN]";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_RDI;
+			l->disp = INT64_MIN;
+			want = "displacement is out of bounds";
+			break;
+		case 9:
+			/* the probed instruction stores there, not the span */
+			name = "[rdi + 0x20], stored only after the probe point";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_RDI;
+			l->disp = 0x20;
+			l->width = 64;
+			want = "no compared instruction of the span stores";
+			break;
+		case 10:
+			name = "[rbx + 0], no store at all";
+			l->kind = XK_LOC_MEM;
+			l->base = XK_RBX;
+			l->disp = 0;
+			want = "no compared instruction of the span stores";
+			break;
+		case 11:
+			name = "function larger than the limit";
+			s->func_size = XK_MAX_FUNC_SIZE + 1;
+			want = "larger than the limit";
+			break;
+		case 12:
+			name = "start near U64_MAX";
+			s->start = UINT64_MAX - 2;
+			want = "the probe point is not inside";
+			break;
+		case 13:
+			name = "expect_len past the limit";
+			s->expect_len = XK_MAX_EXPECT + 1;
+			want = "more expected bytes than the limit";
+			break;
+		case 14:
+			name = "the stack pointer";
+			l->kind = XK_RSP;
+			want = "stack pointer";
+			break;
+		case 15:
+			name = "timeout above the limit";
+			b.req.timeout_ms = XK_MAX_TIMEOUT_MS + 1;
+			b.req.mode = XK_MODE_GLOBAL;
+			want = "above the limit";
+			break;
+		case 16:
+			name = "nr_spans U32_MAX";
+			b.req.nr_spans = UINT32_MAX;
+			want = "spans (1 to";
+			break;
+		case 17:
+			/* the module ends it; no such function */
+			name = "a span's function name without its end";
+			memset(s->func, 'x', sizeof(s->func));
+			want_errno = ENOENT;
+			want = "cannot probe";
+			break;
+		default:
+			return failed;
+		}
+		ret = ioctl(fd, XK_IOC_LOAD, &b.req);
+		err = ret ? errno : 0;
+		if (ret == 0) {
+			struct xk_ioc_unload u = { .size = sizeof(u) };
+
+			snprintf(u.name, sizeof(u.name), "%s", t->name);
+			ioctl(fd, XK_IOC_UNLOAD, &u);
+		}
+		if (err == want_errno && strstr(b.req.error, want)) {
+			printf("ok case %d: %s: %s\n", c, name, b.req.error);
+		} else {
+			printf("FAIL case %d: %s: %s (%s), want %s and \"%s\"\n", c, name,
+			       ret ? strerror(err) : "loaded", b.req.error,
+			       strerror(want_errno), want);
+			failed++;
+		}
+	}
+}
+
+/* ---- the fuzzer ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: reproducible from the seed */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static const uint64_t boundary[] = {
+	0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 127, 128, 255,
+	256, 4095, 4096, 4097, 0x7fff, 0x8000, 0xffff, 0x10000, 0x7fffffff,
+	0x80000000, 0xffffffff, 0x100000000ULL, 0x100000, 0x100001,
+	0x7fffffffffffffffULL, 0x8000000000000000ULL, 0xffffffffffffffffULL,
+	0xfffffffffffffffcULL, 0xfffffffffffff000ULL, 0x7ffffffffffffffcULL,
+	0xffffffff81000000ULL, 0xffff888000000000ULL, 0x0000800000000000ULL,
+};
+#define NR_BOUNDARY (sizeof(boundary) / sizeof(boundary[0]))
+
+static uint64_t pick_boundary(uint64_t cur)
+{
+	switch (rnd() % 4) {
+	case 0: return cur + 1;
+	case 1: return cur - 1;
+	default: return boundary[rnd() % NR_BOUNDARY];
+	}
+}
+
+/* set a field of any size to v (truncated) */
+#define SETF(field, v) do { (field) = (__typeof__(field))(v); } while (0)
+
+/* Sets one field of span s at a boundary value. */
+/* An index in use, or the first past them (unused slots only load). */
+static unsigned int used_index(unsigned int nr, unsigned int max)
+{
+	unsigned int n = nr < max ? nr + 1 : max;
+
+	return rnd() % (n ? n : 1);
+}
+
+static void mutate_span_field(struct xk_ioc_span *s)
+{
+	struct xk_ioc_loc *l = &s->locs[used_index(s->nr_locs, XK_MAX_LOCS)];
+	struct xk_expr_insn *in = &l->expr.insn[used_index(l->expr.len,
+							   XK_EXPR_MAX_INSNS)];
+	unsigned int k = rnd() % 22;
+
+	switch (k) {
+	case 0: SETF(s->func_size, pick_boundary(s->func_size)); break;
+	case 1: SETF(s->start, pick_boundary(s->start)); break;
+	case 2: SETF(s->probe, pick_boundary(s->probe)); break;
+	case 3: SETF(s->expect_len, pick_boundary(s->expect_len)); break;
+	case 4: SETF(s->nr_locs, pick_boundary(s->nr_locs)); break;
+	case 5: SETF(l->kind, pick_boundary(l->kind)); break;
+	case 6: SETF(l->base, pick_boundary(l->base)); break;
+	case 7: SETF(l->disp, pick_boundary(l->disp)); break;
+	case 8: SETF(l->width, pick_boundary(l->width)); break;
+	case 9: SETF(l->rip_end, pick_boundary(l->rip_end)); break;
+	case 10: SETF(s->nr_exits, pick_boundary(s->nr_exits)); break;
+	case 11: SETF(s->exits[used_index(s->nr_exits, XK_MAX_EXITS)], pick_boundary(0)); break;
+	case 12: SETF(s->nr_ranges, pick_boundary(s->nr_ranges)); break;
+	case 13: SETF(s->ranges[used_index(s->nr_ranges, XK_MAX_RANGES)][rnd() % 2], pick_boundary(0)); break;
+	case 14: SETF(s->nr_cands, pick_boundary(s->nr_cands)); break;
+	case 15: SETF(s->cands[used_index(s->nr_cands, XK_MAX_CANDS)], pick_boundary(0)); break;
+	case 16: SETF(l->expr.len, pick_boundary(l->expr.len)); break;
+	case 17: SETF(in->op, pick_boundary(in->op)); break;
+	case 18: SETF(in->width, pick_boundary(in->width)); break;
+	case 19: SETF(in->reg, pick_boundary(in->reg)); break;
+	case 20: SETF(in->imm, pick_boundary(in->imm)); break;
+	default: SETF(s->escapes, pick_boundary(s->escapes)); break;
+	}
+}
+
+/* A location turned into memory: every register base, displacements at
+ * and past the bounds, rip-relative fields that overflow. */
+static void mutate_memory(struct xk_ioc_span *s)
+{
+	struct xk_ioc_loc *l = &s->locs[rnd() % (s->nr_locs ? s->nr_locs : 1)];
+	static const int64_t disps[] = {
+		0, 8, -8, 0x20, 4095, -4095, 4096, -4096, INT64_MAX, INT64_MIN,
+		INT64_MAX - 3, INT64_MIN + 1, (int64_t)0x7fffffff, -0x80000000LL,
+	};
+
+	l->kind = XK_LOC_MEM;
+	l->width = 8u << (rnd() % 4);
+	if (rnd() % 2) {
+		l->base = XK_BASE_RIP;
+		l->disp = rnd() % 3 ? (int64_t)(s->start + rnd() % 70) :
+			  disps[rnd() % (sizeof(disps) / sizeof(disps[0]))];
+		l->rip_end = rnd() % 3 ? (uint32_t)(l->disp + 4 + rnd() % 5) :
+			     (uint32_t)pick_boundary(0);
+	} else {
+		l->base = rnd() % 18;
+		l->disp = rnd() % 3 ? (int64_t)(rnd() % 0x40) - 0x20 :
+			  disps[rnd() % (sizeof(disps) / sizeof(disps[0]))];
+	}
+}
+
+/* Masks: all zero, a byte in part, the probe byte, long runs. */
+static void mutate_mask(struct xk_ioc_span *s)
+{
+	uint32_t n = s->expect_len < XK_MAX_EXPECT ? s->expect_len : XK_MAX_EXPECT;
+
+	switch (rnd() % 5) {
+	case 0:
+		memset(s->expect_mask, 0, sizeof(s->expect_mask));
+		break;
+	case 1:
+		if (n)
+			s->expect_mask[rnd() % n] = 1 + rnd() % 254;
+		break;
+	case 2:
+		if (s->probe > s->start && s->probe - s->start < XK_MAX_EXPECT)
+			s->expect_mask[s->probe - s->start] = 0;
+		break;
+	case 3: {
+		uint32_t from = n ? rnd() % n : 0, len = 1 + rnd() % 16;
+
+		for (uint32_t i = from; i < from + len && i < XK_MAX_EXPECT; i++)
+			s->expect_mask[i] = 0;
+		break;
+	}
+	default:
+		if (n)
+			s->expect[rnd() % n] ^= 1u << (rnd() % 8);
+		break;
+	}
+}
+
+static void flip_bits(void *buf, size_t size, int n)
+{
+	for (int i = 0; i < n; i++) {
+		size_t b = rnd() % (size * 8);
+
+		((uint8_t *)buf)[b / 8] ^= 1u << (b % 8);
+	}
+}
+
+struct counts {
+	unsigned long applied, refused[256], other, requests;
+};
+
+static void count(struct counts *c, int ret, int err)
+{
+	c->requests++;
+	if (ret == 0)
+		c->applied++;
+	else if (err > 0 && err < 256)
+		c->refused[err]++;
+	else
+		c->other++;
+}
+
+static void unload(int fd, const char *name)
+{
+	struct xk_ioc_unload u = { .size = sizeof(u) };
+
+	snprintf(u.name, sizeof(u.name), "%s", name);
+	if (ioctl(fd, XK_IOC_UNLOAD, &u) && errno != ENOENT)
+		fprintf(stderr, "unload %s: %s\n", name, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	static struct table t;
+	unsigned long n = 10000, seed = 1;
+	struct xk_ioc_load *req;
+	struct xk_ioc_span *spans;
+	struct counts cnt = { 0 };
+	struct timespec t0, t1;
+	uint8_t *guard;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t spans_size = (XK_MAX_SPANS + 1) * sizeof(*spans);
+	int opt, fd, cases = 0;
+
+	if (argc > 1 && !strcmp(argv[1], "--check"))
+		return check_tables(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "--cases")) {
+		cases = 1;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	while ((opt = getopt(argc, argv, "n:s:")) != -1) {
+		if (opt == 'n')
+			n = strtoul(optarg, NULL, 0);
+		else if (opt == 's')
+			seed = strtoul(optarg, NULL, 0);
+		else
+			return fprintf(stderr, "usage: %s [-n N] [-s SEED] TABLE\n", argv[0]), 2;
+	}
+	if (optind != argc - 1 || parse_table(argv[optind], &t))
+		return 2;
+	if (cases) {
+		fd = open(XK_DEVICE, O_RDWR);
+		if (fd < 0)
+			return perror(XK_DEVICE), 2;
+		return run_cases(fd, &t) ? 1 : 0;
+	}
+	rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
+	fd = open(XK_DEVICE, O_RDWR);
+	if (fd < 0)
+		return perror(XK_DEVICE), 2;
+	/* two pages: a request or spans ending at the first one's end, the
+	 * second unmapped (a truncated buffer faults in copy_from_user) */
+	guard = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED || munmap(guard + page, page))
+		return perror("mmap"), 2;
+	req = calloc(1, sizeof(*req));
+	spans = calloc(1, spans_size);
+	if (!req || !spans)
+		return 2;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned int kind = i == 0 ? 99 : rnd() % 10;
+		void *arg = req;
+		int ret, err;
+
+		memset(req, 0, sizeof(*req));
+		req->size = sizeof(*req);
+		req->nr_spans = t.nr_spans;
+		snprintf(req->name, sizeof(req->name), "%s", t.name);
+		req->def = req->value = t.def;
+		req->min = t.min;
+		req->max = t.max;
+		req->mode = XK_MODE_IMMEDIATE;
+		memset(spans, 0, spans_size);
+		memcpy(spans, t.spans, t.nr_spans * sizeof(*spans));
+		req->spans = (uintptr_t)spans;
+
+		switch (kind) {
+		case 99:	/* the table itself, at another value: applied */
+			req->value = t.def > t.min ? t.def - 1 : t.def + 1;
+			break;
+		case 0:		/* bit flips anywhere in the spans */
+			flip_bits(spans, t.nr_spans * sizeof(*spans), 1 + rnd() % 8);
+			break;
+		case 1: {	/* ... in what the module reads first (most of a
+				 * span is unused slots: flips there just load) */
+			struct xk_ioc_span *sp = &spans[rnd() % t.nr_spans];
+			struct xk_ioc_loc *l = &sp->locs[0];
+
+			switch (rnd() % 3) {
+			case 0:
+				flip_bits(sp, offsetof(struct xk_ioc_span, locs),
+					  1 + rnd() % 4);
+				break;
+			case 1:
+				flip_bits(l, offsetof(struct xk_ioc_loc, expr) +
+					  8 + l->expr.len * sizeof(l->expr.insn[0]),
+					  1 + rnd() % 4);
+				break;
+			default:
+				flip_bits(&sp->nr_exits, 8, 1 + rnd() % 2);
+				flip_bits(&sp->nr_ranges, 8, rnd() % 2);
+				flip_bits(&sp->nr_cands, 8, rnd() % 2);
+				break;
+			}
+			break;
+		}
+		case 2: case 3:	/* one span field at a boundary */
+			for (int k = 1 + rnd() % 3; k > 0; k--)
+				mutate_span_field(&spans[rnd() % t.nr_spans]);
+			break;
+		case 4:		/* memory locations */
+			mutate_memory(&spans[rnd() % t.nr_spans]);
+			break;
+		case 5:		/* masks and expected bytes */
+			mutate_mask(&spans[rnd() % t.nr_spans]);
+			break;
+		case 6:		/* the request's own fields (spans intact) */
+			switch (rnd() % 9) {
+			case 0: SETF(req->size, pick_boundary(req->size)); break;
+			case 1: SETF(req->nr_spans, pick_boundary(req->nr_spans)); break;
+			case 2: SETF(req->min, pick_boundary(req->min)); break;
+			case 3: SETF(req->max, pick_boundary(req->max)); break;
+			case 4: SETF(req->def, pick_boundary(req->def)); break;
+			case 5: SETF(req->value, pick_boundary(req->value)); break;
+			case 6: SETF(req->mode, pick_boundary(req->mode)); break;
+			case 7: SETF(req->timeout_ms, pick_boundary(req->timeout_ms)); break;
+			default: memset(req->name, 'A', sizeof(req->name)); break;
+			}
+			/* a value in force needs a transition: keep it quick */
+			if (req->mode != XK_MODE_IMMEDIATE && req->timeout_ms > 100)
+				req->timeout_ms = 100;
+			break;
+		case 7:		/* bit flips in the request (not its pointer) */
+			flip_bits(req, offsetof(struct xk_ioc_load, spans), 1 + rnd() % 4);
+			req->value = req->def;	/* the spans are intact, the value may not be */
+			break;
+		case 8:		/* bogus user pointers */
+			switch (rnd() % 7) {
+			case 0: req->spans = 0; break;
+			case 1: req->spans = 1; break;
+			case 2: req->spans = pick_boundary(0); break;
+			case 3:	/* the spans run into the unmapped page */
+				/* span 0 intact, span 1 crosses into the hole */
+				memcpy(guard + page - 64 - sizeof(*spans), spans,
+				       sizeof(*spans));
+				req->spans = (uintptr_t)(guard + page - 64 -
+							 sizeof(*spans));
+				req->nr_spans = 1 + rnd() % 3;
+				break;
+			case 4:	/* the request itself truncated by the guard */
+				memcpy(guard + page - sizeof(*req) + 16, req, sizeof(*req) - 16);
+				arg = guard + page - sizeof(*req) + 16;
+				break;
+			case 5: arg = NULL; break;
+			default: arg = (void *)(uintptr_t)pick_boundary(0); break;
+			}
+			break;
+		default:	/* huge or extra spans, and a clobbered name */
+			req->nr_spans = rnd() % 2 ? (uint32_t)pick_boundary(0) :
+				       XK_MAX_SPANS + 1;
+			if (rnd() % 2)
+				memset(spans[0].func, 'x', sizeof(spans[0].func));
+			break;
+		}
+		/* most mutated tables for a policy: validated in full, the
+		 * module's probes left disarmed (arming and the optimizer's
+		 * text patching cost ~0.1 s a load under TCG); some armed */
+		if (kind != 99 && kind != 6 && rnd() % 32)
+			snprintf(req->policy, sizeof(req->policy), "fuzz");
+		ret = ioctl(fd, XK_IOC_LOAD, arg);
+		err = ret ? errno : 0;
+		count(&cnt, ret, err);
+		if (ret == 0) {
+			/* applied: what was loaded must be unloaded at once */
+			char name[XK_NAME_MAX];
+
+			snprintf(name, sizeof(name), "%.*s", XK_NAME_MAX - 1,
+				 arg == req ? req->name : t.name);
+			unload(fd, name);
+		}
+		if (i == 0 && ret)
+			fprintf(stderr, "the table itself was refused: %s (%s)\n",
+				strerror(err), req->error);
+	}
+	/* junk through the other ioctls too: cheap, and they share the lock */
+	for (int i = 0; i < 25; i++) {
+		int ret;
+		union {
+			struct xk_ioc_set set;
+			struct xk_ioc_set_many many;
+			struct xk_ioc_unload unl;
+			struct xk_ioc_status st;
+		} u;
+		static const unsigned long cmds[] = {
+			XK_IOC_SET, XK_IOC_SET_MANY, XK_IOC_UNLOAD, XK_IOC_STATUS,
+		};
+		static const uint32_t sizes[] = {
+			sizeof(u.set), sizeof(u.many), sizeof(u.unl), sizeof(u.st),
+		};
+		int c = rnd() % 4;
+
+		for (size_t b = 0; b < sizeof(u); b += 8) {
+			uint64_t r = rnd();
+
+			memcpy((char *)&u + b, &r, sizeof(u) - b < 8 ? sizeof(u) - b : 8);
+		}
+		if (rnd() % 4)
+			u.set.size = sizes[c];
+		if (c == 1 && rnd() % 2)
+			u.many.timeout_ms %= 200;	/* a quick transition */
+		if (c == 0 && rnd() % 2)
+			u.set.timeout_ms %= 200;
+		ret = ioctl(fd, cmds[c], &u);
+		count(&cnt, ret, ret ? errno : 0);
+	}
+	unload(fd, t.name);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+
+	printf("requests %lu in %.1f s (seed %lu)\n", cnt.requests,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, seed);
+	printf("applied %lu\n", cnt.applied);
+	for (int e = 1; e < 256; e++)
+		if (cnt.refused[e])
+			printf("refused %s (%d) %lu\n", strerrorname_np(e) ?: "?", e,
+			       cnt.refused[e]);
+	if (cnt.other)
+		printf("other %lu\n", cnt.other);
+	close(fd);
+	return 0;
+}
