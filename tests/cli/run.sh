@@ -146,7 +146,7 @@ options_after_arguments() {
 	done
 	out=$($XK load BLK_MAX_REQUEST_COUNT --timeout 0 2>&1)
 	expect_eq "load --timeout 0: status" $? 2
-	expect_match "load NAME --timeout 0" "$out" "--timeout is 1 to 600000 ms"
+	expect_match "load NAME --timeout 0" "$out" "--timeout is 1 to 60000 ms"
 	out=$($XK load BLK_MAX_REQUEST_COUNT --param a=1 2>&1)
 	expect_eq "load --param: status" $? 2
 	expect_match "load NAME --param" "$out" \

@@ -63,7 +63,7 @@ struct cli_opt {
 	size_t off;			/* of the field in the command's args */
 	long long min, max;		/* CLI_INT */
 	const char *const *names;	/* CLI_ENUM: NULL-terminated */
-	const char *range;		/* CLI_INT: "1 to 600000 ms": says
+	const char *range;		/* CLI_INT: "1 to 60000 ms": says
 					   "--name is RANGE" when out of it */
 	bool *var;			/* CLI_FLAG: this instead of .off */
 };
@@ -119,12 +119,19 @@ extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_vm_run,
 struct xk_scope;
 struct xk_rt_result;
 
-/* --mode and --timeout, for a command whose options struct has mode and
- * timeout_ms (load, set, apply) */
-#define CLI_TRANSITION_OPTS(TYPE, MODE_NAMES)                                  \
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
+
+/* --mode and --timeout (at most the module's XK_MAX_TIMEOUT_MS), for a
+ * command whose options struct has mode and timeout_ms (load, set, apply,
+ * tune) */
+#define CLI_MODE_TIMEOUT_OPTS(TYPE, MODE_NAMES)                                \
 	{ "mode", 'm', CLI_ENUM, offsetof(TYPE, mode), .names = MODE_NAMES },   \
-	{ "timeout", 't', CLI_INT, offsetof(TYPE, timeout_ms), 1, 600000,       \
-	  .range = "1 to 600000 ms" },                                          \
+	{ "timeout", 't', CLI_INT, offsetof(TYPE, timeout_ms), 1,               \
+	  XK_MAX_TIMEOUT_MS, .range = "1 to " CLI_STR(XK_MAX_TIMEOUT_MS) " ms" }
+/* ... and --partial (load, set, apply) */
+#define CLI_TRANSITION_OPTS(TYPE, MODE_NAMES)                                  \
+	CLI_MODE_TIMEOUT_OPTS(TYPE, MODE_NAMES),                                \
 	{ "partial", 0, CLI_FLAG, offsetof(TYPE, partial) }
 
 /* The options of load and set. */
