@@ -88,6 +88,28 @@ static long ioctl_load(void __user *uarg)
 	return err;
 }
 
+/*
+ * The constant a set names, if its value may be changed: loaded, not
+ * driven by a policy, not disarmed by a fault. Runs under xk_lock; used by
+ * ioctl_set and ioctl_set_many.
+ */
+static int settable(const char *name, char *error, struct xk_const **out)
+{
+	struct xk_const *c = xk_find_const(name);
+
+	*out = c;
+	if (!c)
+		return xk_error(error, "%s is not loaded (xk load first)", name),
+		       -ENOENT;
+	if (c->policy[0])
+		return xk_error(error, "%s: its values are chosen by policy %s (xk "
+				"unload it first)", name, c->policy), -EBUSY;
+	if (READ_ONCE(c->faulted))
+		return xk_error(error, "%s was disarmed after a write to memory "
+				"faulted (xk unload it)", name), -EIO;
+	return 0;
+}
+
 static long ioctl_set(void __user *uarg)
 {
 	struct xk_ioc_set req;
@@ -100,21 +122,8 @@ static long ioctl_set(void __user *uarg)
 	req.name[XK_NAME_MAX - 1] = '\0';
 	if (mutex_lock_killable(&xk_lock))
 		return -EINTR;
-	c = xk_find_const(req.name);
-	if (xk_refuse_locked_down(req.error)) {
-		err = -EPERM;
-	} else if (!c) {
-		xk_error(req.error, "%s is not loaded (xk load first)", req.name);
-		err = -ENOENT;
-	} else if (c->policy[0]) {
-		xk_error(req.error, "%s: its values are chosen by policy %s (xk "
-			 "unload it first)", req.name, c->policy);
-		err = -EBUSY;
-	} else if (READ_ONCE(c->faulted)) {
-		xk_error(req.error, "%s was disarmed after a write to memory faulted "
-			 "(xk unload it)", req.name);
-		err = -EIO;
-	} else {
+	err = xk_refuse_locked_down(req.error) ?: settable(req.name, req.error, &c);
+	if (!err) {
 		req.old_value = c->value;
 		err = xk_transition(c, req.value, req.mode, req.timeout_ms,
 				    req.error, &req.transition_ns);
@@ -150,21 +159,8 @@ static long ioctl_set_many(void __user *uarg)
 	err = xk_refuse_locked_down(req->error);
 	for (u32 i = 0; i < req->nr && !err; i++) {
 		req->names[i][XK_NAME_MAX - 1] = '\0';
-		tx->c[i] = xk_find_const(req->names[i]);
 		tx->value[i] = req->values[i];
-		if (!tx->c[i]) {
-			xk_error(req->error, "%s is not loaded (xk load first)",
-				 req->names[i]);
-			err = -ENOENT;
-		} else if (tx->c[i]->policy[0]) {
-			xk_error(req->error, "%s: its values are chosen by policy %s",
-				 req->names[i], tx->c[i]->policy);
-			err = -EBUSY;
-		} else if (READ_ONCE(tx->c[i]->faulted)) {
-			xk_error(req->error, "%s was disarmed after a write to memory "
-				 "faulted (xk unload it)", req->names[i]);
-			err = -EIO;
-		}
+		err = settable(req->names[i], req->error, &tx->c[i]);
 		for (u32 j = 0; j < i && !err; j++) {
 			if (tx->c[j] == tx->c[i]) {
 				xk_error(req->error, "%s appears twice", req->names[i]);

@@ -126,6 +126,25 @@ static int check_store(struct xk_span *s, const struct xk_ioc_loc *l, int idx,
 	return 0;
 }
 
+/*
+ * Whether the symbol sprint_symbol() printed ("name+off/size", a module's
+ * with " [module]" after it) is the span's function: "name", or
+ * "module:name" (a module built from the kernel's tree). Runs at load,
+ * under xk_lock.
+ */
+static bool same_symbol(const char *func, const char *name, const char *printed)
+{
+	const char *colon = strchr(func, ':'), *mod;
+	size_t n;
+
+	if (!colon)	/* a bare name: vmlinux's, or an out-of-tree module's */
+		return !strcmp(name, func);
+	n = colon - func;
+	mod = strchr(printed, '[');
+	return !strcmp(name, colon + 1) && mod && !strncmp(mod + 1, func, n) &&
+	       mod[n + 1] == ']';
+}
+
 static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		       char *error)
 {
@@ -146,6 +165,10 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	s->rewrite.pre_handler = xk_rewrite_handler;
 	s->rewrite.flags = KPROBE_FLAG_DISABLED;
 	err = register_kprobe(&s->rewrite);
+	if (err && strchr(d->func, ':'))
+		return xk_error(error, "span %d: cannot probe %s+%#llx (%d): is "
+				"module %.*s loaded?", idx, d->func, d->probe, err,
+				(int)(strchr(d->func, ':') - d->func), d->func), err;
 	if (err)
 		return xk_error(error, "span %d: cannot probe %s+%#llx (%d): no such "
 				"function, or not an instruction boundary", idx,
@@ -154,8 +177,8 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	sprint_symbol(sym, (unsigned long)s->rewrite.addr);
 	/* kallsyms sizes run to the next symbol: alignment padding included */
 	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &off, &size) != 3 ||
-	    strcmp(name, d->func) || off != d->probe || size < d->func_size ||
-	    size >= d->func_size + 64)
+	    !same_symbol(d->func, name, sym) || off != d->probe ||
+	    size < d->func_size || size >= d->func_size + 64)
 		return xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
 				"expects a %llu-byte function (another build?)", idx,
 				d->func, d->probe, sym, d->func_size), -ESTALE;
