@@ -1,0 +1,38 @@
+#!/bin/bash
+# A constant of a module the stock kernel ships (tcp_bbr's CYCLE_LEN, in
+# net/ipv4/tcp_bbr.o): its table names bbr_main as tcp_bbr:bbr_main; with
+# the module not loaded the load is refused, naming it; loaded, the probe
+# is armed in the module's text and rewrites on every ACK of a BBR flow
+# over loopback; unloading the constant leaves the module as it was.
+# Two of its three uses are refused by the analysis: --partial.
+. "$(dirname "$0")/lib.sh"
+cleanup() {
+	cleanup_xk
+	pkill iperf3 2>/dev/null
+	sysctl -qw net.ipv4.tcp_congestion_control=cubic
+	modprobe -r tcp_bbr 2>/dev/null
+	true
+}
+trap cleanup EXIT
+grep -q '^function tcp_bbr:bbr_main ' "$($XK kernel info --field dir)/scopes/CYCLE_LEN.scope" ||
+	fail "the table does not name bbr_main as tcp_bbr:bbr_main"
+modprobe -r tcp_bbr 2>/dev/null
+insmod "$MODULE" || fail "insmod"
+out=$($XK set --partial CYCLE_LEN=6 2>&1) && fail "loaded while tcp_bbr is not"
+echo "$out" | grep -q "is module tcp_bbr loaded" || fail "refusal: $out"
+expect_eq "probes after the refusal" "$(grep -c tcp_bbr /sys/kernel/debug/kprobes/list)" 0
+
+modprobe tcp_bbr || fail "modprobe tcp_bbr"
+$XK set --partial CYCLE_LEN=6 || fail "set with tcp_bbr loaded"
+grep -Eq 'bbr_main\+0x[0-9a-f]+ +\[?tcp_bbr' /sys/kernel/debug/kprobes/list ||
+	fail "no probe in tcp_bbr: $(cat /sys/kernel/debug/kprobes/list)"
+sysctl -qw net.ipv4.tcp_congestion_control=bbr
+iperf3 -s -D -1 -p 5209 || fail "iperf3 server"
+sleep 0.5
+iperf3 -c 127.0.0.1 -p 5209 -t 2 >/dev/null || fail "iperf3"
+hits=$($XK -j status | jq '[.[] | select(.constant == "CYCLE_LEN") | .probes[].hits] | add')
+[ "$hits" -gt 0 ] || fail "no rewrite in bbr_main during a BBR flow (hits $hits)"
+$XK unload CYCLE_LEN >/dev/null || fail "unload"
+expect_eq "probes after unload" "$(grep -c tcp_bbr /sys/kernel/debug/kprobes/list)" 0
+modprobe -r tcp_bbr 2>/dev/null
+log "CYCLE_LEN in tcp_bbr: refused without the module, $hits rewrites in bbr_main with it"
