@@ -63,12 +63,18 @@ times)
 trigger)
 	insmod kmod/xkernel.ko
 	N=200000
+	# the best of three: a timer tick or a deferred work item landing in
+	# one run is not the probe's cost
 	run() {
-		local t0 t1
-		t0=$(date +%s%N)
-		dd if=/dev/zero of=/dev/null bs=1 count=$N 2>/dev/null
-		t1=$(date +%s%N)
-		echo $(( (t1 - t0) / N ))
+		local t0 t1 best=
+		for _ in 1 2 3; do
+			t0=$(date +%s%N)
+			dd if=/dev/zero of=/dev/null bs=1 count=$N 2>/dev/null
+			t1=$(date +%s%N)
+			v=$(( (t1 - t0) / N ))
+			[ -z "$best" ] || [ "$v" -lt "$best" ] && best=$v
+		done
+		echo "$best"
 	}
 	run > /dev/null		# warm up
 	none=$(run)

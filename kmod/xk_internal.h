@@ -23,6 +23,24 @@ struct xk_exit_probe {
 	struct xk_span *span;
 };
 
+/*
+ * What a span writes for one value, precomputed: for spans whose programs
+ * read no register (a register, the flags set to what the value gives),
+ * the rewrite handler writes these instead of running the programs.
+ * Immutable once published; replaced under xk_lock, freed after an RCU
+ * grace period (the handlers run with preemption off).
+ */
+struct xk_fast {
+	struct rcu_head rcu;
+	s64 n;
+	u32 nr;
+	struct {
+		u32 off;	/* of the register in struct pt_regs */
+		unsigned long keep;	/* the bits the span leaves */
+		unsigned long val;	/* the bits it writes, masked */
+	} w[XK_MAX_LOCS];
+};
+
 /* One critical span armed in the kernel. */
 struct xk_span {
 	struct xk_const *owner;
@@ -36,6 +54,8 @@ struct xk_span {
 	unsigned long probe_addr;	/* the probe point (kernel address) */
 	atomic64_t hits;
 	atomic64_t faults;		/* memory writes that faulted */
+	bool const_only;		/* no program reads a register or memory */
+	struct xk_fast __rcu *fast;	/* the value precomputed, or NULL */
 	bool rewrite_registered, entry_registered;
 	int nr_exit_registered;
 };
@@ -152,6 +172,10 @@ extern atomic64_t xk_refused_outside;
 
 /* xk_main.c */
 int xk_refuse_locked_down(char *error);
+/* Precomputes the spans' writes for value n (xk_probe.c); under xk_lock. */
+void xk_fast_prepare(struct xk_const *c, s64 n);
+/* Whether a span can have its writes precomputed; at load. */
+bool xk_fast_possible(const struct xk_span *s);
 
 /* xk_transition.c */
 int xk_check_timeout(u32 timeout_ms, char *error);

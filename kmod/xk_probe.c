@@ -7,6 +7,8 @@
 
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/sched.h>
 #include <linux/uaccess.h>
 #include <asm/page.h>
@@ -105,6 +107,26 @@ static void write_faulted(struct xk_span *s, unsigned long addr)
  * first (a span has at most one store): if it faults, no register is
  * written either, nothing half-applied, and -EFAULT comes back.
  */
+/* The register and flags locations of a span: out[i] for location i. */
+static void write_registers(const struct xk_span *s, struct pt_regs *regs,
+			    const u64 *out)
+{
+	for (u32 i = 0; i < s->desc.nr_locs; i++) {
+		const struct xk_ioc_loc *l = &s->desc.locs[i];
+		u64 mask = xk_mask(l->width);
+
+		if (l->kind == XK_LOC_FLAGS) {
+			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
+				      (out[i] & XK_EFLAGS_ARITH);
+		} else if (l->kind != XK_LOC_MEM) {
+			unsigned long *slot = reg_slot(regs, l->kind);
+
+			if (slot)	/* rsp is never a location (validated) */
+				*slot = (*slot & ~mask) | (out[i] & mask);
+		}
+	}
+}
+
 int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 		       const u64 *in, const u64 *out)
 {
@@ -123,20 +145,7 @@ int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 			return -EFAULT;
 		}
 	}
-	for (i = 0; i < s->desc.nr_locs; i++) {
-		const struct xk_ioc_loc *l = &s->desc.locs[i];
-		u64 mask = xk_mask(l->width);
-
-		if (l->kind == XK_LOC_FLAGS) {
-			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
-				      (out[i] & XK_EFLAGS_ARITH);
-		} else if (l->kind != XK_LOC_MEM) {
-			unsigned long *slot = reg_slot(regs, l->kind);
-
-			if (slot)	/* rsp is never a location (validated) */
-				*slot = (*slot & ~mask) | (out[i] & mask);
-		}
-	}
+	write_registers(s, regs, out);
 	return 0;
 }
 
@@ -156,32 +165,63 @@ static struct xk_tracked *find_tracked(struct xk_const *c, struct task_struct *t
  * is the compiled-in one there is nothing to do. Pairs with
  * xk_transition(), which changes c->value (WRITE_ONCE).
  */
-int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
+/*
+ * The general path of a rewrite: the span's programs run on the registers
+ * at the probe point, for a value the fast path has not precomputed (a
+ * register-reading program, memory, a thread that keeps the old value).
+ * Out of line, so the fast path's frame stays small.
+ */
+static noinline void rewrite_general(struct xk_span *s, struct pt_regs *regs,
+				     s64 n)
 {
-	struct xk_span *s = container_of(p, struct xk_span, rewrite);
-	struct xk_const *c = s->owner;
-	s64 n = READ_ONCE(c->value);
 	u64 in[XK_NR_REGS], out[XK_MAX_LOCS];
 	u32 i;
 
-	/* per-task transition: a thread that was inside keeps the old value */
-	if (unlikely(READ_ONCE(c->per_task))) {
-		unsigned long flags;
-
-		raw_spin_lock_irqsave(&c->track_lock, flags);
-		if (c->per_task && find_tracked(c, current))
-			n = c->old_value;
-		raw_spin_unlock_irqrestore(&c->track_lock, flags);
-	}
-	/* a write faulted once: the compiled-in value, for every span */
-	if (n == c->def || READ_ONCE(c->faulted))
-		return 0;
 	xk_regs_to_array(regs, in);
 	/* compute all first: a location may be another's input */
 	for (i = 0; i < s->desc.nr_locs; i++)
 		out[i] = xk_expr_eval(&s->desc.locs[i].expr, in, n);
 	if (!xk_write_locations(s, regs, in, out))
 		atomic64_inc(&s->hits);
+}
+
+/* A thread inside the safe spans when a per-task transition began. */
+static noinline s64 per_task_value(struct xk_const *c, s64 n)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&c->track_lock, flags);
+	if (c->per_task && find_tracked(c, current))
+		n = c->old_value;
+	raw_spin_unlock_irqrestore(&c->track_lock, flags);
+	return n;
+}
+
+int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	struct xk_span *s = container_of(p, struct xk_span, rewrite);
+	struct xk_const *c = s->owner;
+	s64 n = READ_ONCE(c->value);
+	const struct xk_fast *f;
+
+	/* per-task transition: a thread that was inside keeps the old value */
+	if (unlikely(READ_ONCE(c->per_task)))
+		n = per_task_value(c, n);
+	/* a write faulted once: the compiled-in value, for every span */
+	if (n == c->def || READ_ONCE(c->faulted))
+		return 0;
+	/* the writes precomputed for this value: no program to run */
+	f = rcu_dereference_sched(s->fast);
+	if (likely(f && f->n == n)) {
+		for (u32 i = 0; i < f->nr; i++) {
+			unsigned long *slot = (void *)regs + f->w[i].off;
+
+			*slot = (*slot & f->w[i].keep) | f->w[i].val;
+		}
+		atomic64_inc(&s->hits);
+		return 0;
+	}
+	rewrite_general(s, regs, n);
 	return 0;
 }
 
@@ -252,4 +292,67 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
 	if (wake)
 		wake_up(&c->tx->wait);
 	return 0;
+}
+
+/*
+ * Whether a span's writes depend on the value alone: no program reads a
+ * register and no location is memory (a memory write needs its base and
+ * the fault handling of xk_write_locations). Runs at load, under xk_lock.
+ */
+bool xk_fast_possible(const struct xk_span *s)
+{
+	for (u32 i = 0; i < s->desc.nr_locs; i++) {
+		const struct xk_ioc_loc *l = &s->desc.locs[i];
+
+		if (l->kind == XK_LOC_MEM || l->kind == XK_RSP)
+			return false;
+		for (u32 k = 0; k < l->expr.len; k++)
+			if (l->expr.insn[k].op == XK_OP_REG)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * Publishes, for every span that allows it, its writes for value n, before
+ * n is put in force (xk_transition_many). Runs in process context under
+ * xk_lock; pairs with the rcu_dereference_sched() in xk_rewrite_handler().
+ * Out of memory only leaves the span on the general path.
+ */
+void xk_fast_prepare(struct xk_const *c, s64 n)
+{
+	static const u64 no_regs[XK_NR_REGS];
+	struct pt_regs dummy;	/* where each register lives in pt_regs */
+
+	for (int i = 0; i < c->nr_spans; i++) {
+		struct xk_span *s = &c->spans[i];
+		struct xk_fast *f, *old;
+
+		if (!s->const_only)
+			continue;
+		old = rcu_dereference_protected(s->fast, 1);
+		if (old && old->n == n)
+			continue;
+		f = kzalloc(sizeof(*f), GFP_KERNEL);
+		if (f) {
+			f->n = n;
+			f->nr = s->desc.nr_locs;
+			for (u32 l = 0; l < s->desc.nr_locs; l++) {
+				const struct xk_ioc_loc *loc = &s->desc.locs[l];
+				unsigned long mask = loc->kind == XK_LOC_FLAGS ?
+						     XK_EFLAGS_ARITH : xk_mask(loc->width);
+				u64 out = xk_expr_eval(&loc->expr, no_regs, n);
+
+				f->w[l].off = loc->kind == XK_LOC_FLAGS ?
+					      offsetof(struct pt_regs, flags) :
+					      (void *)reg_slot(&dummy, loc->kind) -
+					      (void *)&dummy;
+				f->w[l].keep = ~mask;
+				f->w[l].val = out & mask;
+			}
+		}
+		rcu_assign_pointer(s->fast, f);
+		if (old)
+			kfree_rcu(old, rcu);
+	}
 }

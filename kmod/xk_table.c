@@ -288,6 +288,9 @@ void xk_const_destroy(struct xk_const *c)
 
 	for (i = 0; i < c->nr_spans; i++)
 		disarm_span(&c->spans[i]);
+	/* the probes are gone and their handlers done: nothing reads these */
+	for (i = 0; i < c->nr_spans; i++)
+		kfree(rcu_dereference_protected(c->spans[i].fast, 1));
 	free_percpu(c->stats);
 	kvfree(c->spans);
 	kfree(c);
@@ -373,6 +376,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			goto err_destroy;
 	}
 	c->nests = spans_nest(c);
+	for (i = 0; i < c->nr_spans; i++)
+		c->spans[i].const_only = xk_fast_possible(&c->spans[i]);
 	/* everything matched: arm (a policy's own programs write instead) */
 	for (i = 0; i < c->nr_spans && !c->policy[0]; i++) {
 		err = enable_kprobe(&c->spans[i].rewrite);

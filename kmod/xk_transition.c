@@ -247,6 +247,9 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 			return xk_error(error, "%s: value %lld is out of bounds [%lld, %lld]",
 					c->name, tx->value[i], c->min, c->max), -ERANGE;
 	}
+	/* the new values' writes precomputed before any thread may see them */
+	for (i = 0; i < tx->nr; i++)
+		xk_fast_prepare(tx->c[i], tx->value[i]);
 	init_waitqueue_head(&tx->wait);
 	if (mode == XK_MODE_IMMEDIATE) {
 		if (tx->nr == 1)
