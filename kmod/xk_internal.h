@@ -133,6 +133,8 @@ struct xk_const {
 	/* global transitions: which tasks are inside a safe span */
 	raw_spinlock_t track_lock;
 	bool tracking;
+	bool tracking_ready;		/* entry/exit probes registered (armed
+					 * only during a transition) */
 	struct xk_tracked tracked[XK_MAX_TRACKED];
 	bool track_overflow;
 	struct xk_tx *tx;		/* the transition under way, or NULL */
@@ -172,6 +174,8 @@ extern atomic64_t xk_refused_outside;
 
 /* xk_main.c */
 int xk_refuse_locked_down(char *error);
+/* The entry and exit probes unregistered (xk_transition.c); under xk_lock. */
+void xk_tracking_release(struct xk_const *c);
 /* Precomputes the spans' writes for value n (xk_probe.c); under xk_lock. */
 void xk_fast_prepare(struct xk_const *c, s64 n);
 /* Whether a span can have its writes precomputed; at load. */

@@ -282,12 +282,40 @@ static void disarm_span(struct xk_span *s)
 	}
 }
 
+/*
+ * Frees a constant that is off the list (or never was on it): every probe
+ * it registered (rewrite, entry, exits) unregistered in one batch, one RCU
+ * grace period for all (then no handler of theirs runs), then its memory.
+ * Process context, under xk_lock.
+ */
 void xk_const_destroy(struct xk_const *c)
 {
-	int i;
+	struct kprobe **kps;
+	int i, n = 0;
 
-	for (i = 0; i < c->nr_spans; i++)
-		disarm_span(&c->spans[i]);
+	kps = kmalloc_array(c->nr_spans * (2 + XK_MAX_EXITS) + 1, sizeof(*kps),
+			    GFP_KERNEL);
+	for (i = 0; i < c->nr_spans; i++) {
+		struct xk_span *s = &c->spans[i];
+
+		if (!kps) {	/* no memory: one at a time, slower */
+			xk_tracking_release(c);
+			disarm_span(s);
+			continue;
+		}
+		if (s->rewrite_registered)
+			kps[n++] = &s->rewrite;
+		if (s->entry_registered)
+			kps[n++] = &s->entry;
+		for (int k = 0; k < s->nr_exit_registered; k++)
+			kps[n++] = &s->exit[k].kp;
+		s->rewrite_registered = s->entry_registered = false;
+		s->nr_exit_registered = 0;
+	}
+	if (n)
+		unregister_kprobes(kps, n);
+	kfree(kps);
+	c->tracking_ready = false;
 	/* the probes are gone and their handlers done: nothing reads these */
 	for (i = 0; i < c->nr_spans; i++)
 		kfree(rcu_dereference_protected(c->spans[i].fast, 1));

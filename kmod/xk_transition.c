@@ -24,22 +24,62 @@
 
 #define SCAN_DEPTH 64
 
-static void unregister_tracking(struct xk_const *c)
+/*
+ * Unregisters the entry and exit probes of constants c[0..nr): one
+ * unregister_kprobes() for all of them, so one RCU grace period instead of
+ * one per probe (hundreds of ms under TCG). When it returns no handler of
+ * theirs runs any more. Process context, under xk_lock.
+ */
+static void unregister_tracking_of(struct xk_const *const *c, int nr)
 {
-	for (int i = 0; i < c->nr_spans; i++) {
-		struct xk_span *s = &c->spans[i];
+	struct kprobe **kps;
+	int n = 0, max = 0;
 
-		for (int k = 0; k < s->nr_exit_registered; k++)
-			unregister_kprobe(&s->exit[k].kp);
-		s->nr_exit_registered = 0;
-		if (s->entry_registered)
-			unregister_kprobe(&s->entry);
-		s->entry_registered = false;
+	for (int j = 0; j < nr; j++)
+		for (int i = 0; i < c[j]->nr_spans; i++)
+			max += 1 + c[j]->spans[i].nr_exit_registered;
+	kps = kmalloc_array(max ?: 1, sizeof(*kps), GFP_KERNEL);
+	for (int j = 0; j < nr; j++) {
+		for (int i = 0; i < c[j]->nr_spans; i++) {
+			struct xk_span *s = &c[j]->spans[i];
+
+			for (int k = 0; k < s->nr_exit_registered; k++) {
+				if (kps)
+					kps[n++] = &s->exit[k].kp;
+				else	/* no memory: one at a time, slower */
+					unregister_kprobe(&s->exit[k].kp);
+			}
+			s->nr_exit_registered = 0;
+			if (s->entry_registered) {
+				if (kps)
+					kps[n++] = &s->entry;
+				else
+					unregister_kprobe(&s->entry);
+			}
+			s->entry_registered = false;
+		}
 	}
+	if (kps && n)
+		unregister_kprobes(kps, n);
+	kfree(kps);
 }
 
-/* Entry and exit probes, for the duration of one global transition. */
-static int register_tracking(struct xk_const *c, char *error)
+static void unregister_tracking(struct xk_const *c)
+{
+	unregister_tracking_of(&c, 1);
+}
+
+static void no_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+}
+
+/*
+ * Registers a constant's entry and exit probes, disabled (flags) or armed.
+ * They have a (no-op) post handler, which keeps kprobes from optimizing
+ * them: no optimizer work and no jump to take out again, for probes that
+ * are only armed during a transition. Process context, under xk_lock.
+ */
+static int register_tracking_flags(struct xk_const *c, u32 flags, char *error)
 {
 	for (int i = 0; i < c->nr_spans; i++) {
 		struct xk_span *s = &c->spans[i];
@@ -48,6 +88,8 @@ static int register_tracking(struct xk_const *c, char *error)
 		memset(&s->entry, 0, sizeof(s->entry));
 		s->entry.addr = (kprobe_opcode_t *)s->start_addr;
 		s->entry.pre_handler = xk_entry_handler;
+		s->entry.post_handler = no_post;
+		s->entry.flags = flags;
 		err = register_kprobe(&s->entry);
 		if (err) {
 			xk_error(error, "cannot probe the entry of the safe span %s+%#llx (%d)",
@@ -64,6 +106,8 @@ static int register_tracking(struct xk_const *c, char *error)
 			e->span = s;
 			e->kp.addr = (kprobe_opcode_t *)(s->func_addr + s->desc.exits[k]);
 			e->kp.pre_handler = xk_exit_handler;
+			e->kp.post_handler = no_post;
+			e->kp.flags = flags;
 			err = register_kprobe(&e->kp);
 			if (err) {
 				xk_error(error, "cannot probe the exit %s+%#llx (%d)",
@@ -77,6 +121,67 @@ static int register_tracking(struct xk_const *c, char *error)
 fail:
 	unregister_tracking(c);
 	return -EINVAL;
+}
+
+/* At unload, when the batch of xk_const_destroy() cannot be made. */
+void xk_tracking_release(struct xk_const *c)
+{
+	unregister_tracking(c);
+	c->tracking_ready = false;
+}
+
+/* Calls fn on every registered entry and exit probe of c. */
+static int for_each_tracking(struct xk_const *c, int (*fn)(struct kprobe *))
+{
+	int err = 0;
+
+	for (int i = 0; i < c->nr_spans && !err; i++) {
+		struct xk_span *s = &c->spans[i];
+
+		if (s->entry_registered)
+			err = fn(&s->entry);
+		for (int k = 0; k < s->nr_exit_registered && !err; k++)
+			err = fn(&s->exit[k].kp);
+	}
+	return err;
+}
+
+/*
+ * The entry and exit probes for one transition, armed. The first global or
+ * per-task transition of a constant registers them (disarmed, then armed);
+ * later ones only arm them again: no registration and no grace period on
+ * their path. Process context, under xk_lock; they go at unload.
+ */
+static int arm_tracking(struct xk_const *c, char *error)
+{
+	int err;
+
+	if (!c->tracking_ready) {
+		err = register_tracking_flags(c, KPROBE_FLAG_DISABLED, error);
+		if (err)
+			return err;
+		c->tracking_ready = true;
+	}
+	err = for_each_tracking(c, enable_kprobe);
+	if (err) {
+		for_each_tracking(c, disable_kprobe);
+		xk_error(error, "%s: cannot arm the safe spans' probes (%d)",
+			 c->name, err);
+	}
+	return err;
+}
+
+/*
+ * After a transition: the probes disarmed, kept for the next one; their
+ * handlers, which read c->tx, are done when this returns (a grace period:
+ * they run with preemption off), so tx may go.
+ */
+static void disarm_tracking_of(struct xk_const *const *c, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		if (c[i]->tracking_ready)
+			for_each_tracking(c[i], disable_kprobe);
+	synchronize_rcu();
 }
 
 /*
@@ -260,13 +365,12 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 		tx->per_task = mode == XK_MODE_PER_TASK;
 		for (i = 0; i < tx->nr && !err; i++) {
 			tx->c[i]->tx = tx;
-			err = register_tracking(tx->c[i], error);
+			err = arm_tracking(tx->c[i], error);
 		}
 		if (err) {
-			while (i-- > 0) {
-				unregister_tracking(tx->c[i]);
+			disarm_tracking_of(tx->c, i - 1);
+			while (i-- > 0)
 				tx->c[i]->tx = NULL;
-			}
 			return err;
 		}
 		atomic_set(&tx->state, XK_TR_PENDING);
@@ -291,11 +395,10 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 		if (err && tx->per_task)
 			for (i = 0; i < tx->nr; i++)
 				WRITE_ONCE(tx->c[i]->value, old[i]);
-		/* unregistering waits for running handlers: then tx may go */
-		for (i = 0; i < tx->nr; i++) {
-			unregister_tracking(tx->c[i]);
+		/* waits for running handlers: then tx may go */
+		disarm_tracking_of(tx->c, tx->nr);
+		for (i = 0; i < tx->nr; i++)
 			tx->c[i]->tx = NULL;
-		}
 		if (err == -ENOSPC && atomic_read(&tx->state) == XK_TR_DONE &&
 		    !tx->per_task)
 			for (i = 0; i < tx->nr; i++)	/* not half-applied */
