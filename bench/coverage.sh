@@ -44,6 +44,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rows=$tmp/rows.tsv
 : > "$rows"
+: > "$tmp/spans.tsv"
 
 # one line of text: tabs and newlines to spaces
 flat() { tr '\t\n' '  ' | sed 's/  */ /g; s/^ //; s/ $//'; }
@@ -65,6 +66,8 @@ for c in "${consts[@]}"; do
 		sup=$(jq '.supported' "$tmp/out.json")
 		first=$(jq -r '[.span_list[] | select(.why) | .why][0] // ""' \
 			"$tmp/out.json" | flat)
+		jq -r --arg c "$c" '.span_list[] | select(.why) |
+			"\($c)\t\(.why)"' "$tmp/out.json" >> "$tmp/spans.tsv"
 		reasons=$(jq -r '[.span_list[] | select(.why) |
 			"\(.function): \(.why)"] | unique | join(" | ")' \
 			"$tmp/out.json" | flat)
@@ -116,6 +119,23 @@ echo "not built:        $(count 'not built')"
 echo "tool failures:    $(count 'tool failure')"
 echo "spans supported:  $tsup/$tspans"
 echo "seconds:          median $median, worst $worst"
+
+# refusal reasons by kind: the part before "; inverse form", without the
+# instruction it names (its mnemonic kept for "outside the model"),
+# numbers as N, registers as REG
+if [ -s "$tmp/spans.tsv" ]; then
+	echo
+	echo "refused spans by reason (spans, constants):"
+	sed -E 's/; inverse form:.*//;
+		s/\+0x[0-9a-f]+ ([a-z0-9]+)[^:]*: (instruction outside the model)/\1: \2/g;
+		s/\+0x[0-9a-f]+ [^:]*: //g;
+		s/(the fitted|the value of|that build.s) [a-z0-9]+/\1 REG/g;
+		s/0x[0-9a-f]+/X/g; s/\b[0-9]+\b/N/g' "$tmp/spans.tsv" |
+	awk -F'\t' '{ n[$2]++; if (index(" " c[$2] " ", " " $1 " ") == 0)
+			c[$2] = c[$2] (c[$2] ? " " : "") $1 }
+		END { for (r in n) printf "%d\t%s\t%s\n", n[r], r, c[r] }' |
+	sort -t$'\t' -k1,1nr | awk -F'\t' '{ printf "%5d  %s\n       %s\n", $1, $2, $3 }'
+fi
 
 if [ -n "$csv" ]; then
 	{
