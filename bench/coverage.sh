@@ -1,0 +1,147 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Coverage of the catalog: runs `xk -q -j gen` on every constant, one at a
+# time, and prints per constant the spans supported/total, a status and the
+# first refusal reason, then totals and the median and worst seconds.
+#
+# Status: full (every span supported), partial (some), refused (none),
+# no spans (the tool found no code that changes with the constant), not
+# built (no object using it is built by this configuration), tool failure
+# (xk gen failed with another error; its message is the reason).
+#
+# Usage: bench/coverage.sh [--cold] [--csv FILE] [--catalog FILE] [CONSTANT...]
+#   --cold   remove the variant cache ($(xk kernel info --field dir)/xk-build)
+#            before each constant, like bench/offline.sh; default warm
+#   --csv    also write constant,spans,supported,status,seconds,first_reason,
+#            reasons (every distinct refusal reason, " | " between them)
+# Progress goes to stderr, the table to stdout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+XK=${XK:-build/xk}
+cold=0 csv= catalog=()
+consts=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cold) cold=1 ;;
+	--csv) csv=$2; shift ;;
+	--csv=*) csv=${1#--csv=} ;;
+	--catalog) catalog=(--catalog "$2"); shift ;;
+	-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "coverage.sh: unknown option $1" >&2; exit 2 ;;
+	*) consts+=("$1") ;;
+	esac
+	shift
+done
+command -v jq > /dev/null || { echo "coverage.sh: needs jq" >&2; exit 2; }
+[ -x "$XK" ] || { echo "coverage.sh: $XK not built (make build/xk)" >&2; exit 2; }
+dir=$($XK kernel info --field dir) || exit 2
+[ ${#consts[@]} -gt 0 ] || mapfile -t consts < <($XK gen "${catalog[@]}" --list)
+n=${#consts[@]}
+[ "$n" -gt 0 ] || { echo "coverage.sh: no constants" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rows=$tmp/rows.tsv
+: > "$rows"
+: > "$tmp/spans.tsv"
+
+# one line of text: tabs and newlines to spaces
+flat() { tr '\t\n' '  ' | sed 's/  */ /g; s/^ //; s/ $//'; }
+
+i=0
+for c in "${consts[@]}"; do
+	i=$((i + 1))
+	[ $cold = 1 ] && rm -rf "$dir/xk-build"
+	printf '[%d/%d] %s ... ' "$i" "$n" "$c" >&2
+	t0=$(date +%s%N)
+	$XK -q -j gen "${catalog[@]}" "$c" > "$tmp/out.json" 2> "$tmp/err.txt"
+	rc=$?
+	t1=$(date +%s%N)
+	secs=$(echo "scale=2; ($t1 - $t0) / 1000000000" | bc)
+	secs=$(printf '%.2f' "$secs")
+	spans=0 sup=0 first= reasons=
+	if [ $rc = 0 ] && jq -e '.spans' "$tmp/out.json" > /dev/null 2>&1; then
+		spans=$(jq '.spans' "$tmp/out.json")
+		sup=$(jq '.supported' "$tmp/out.json")
+		first=$(jq -r '[.span_list[] | select(.why) | .why][0] // ""' \
+			"$tmp/out.json" | flat)
+		jq -r --arg c "$c" '.span_list[] | select(.why) |
+			"\($c)\t\(.why)"' "$tmp/out.json" >> "$tmp/spans.tsv"
+		reasons=$(jq -r '[.span_list[] | select(.why) |
+			"\(.function): \(.why)"] | unique | join(" | ")' \
+			"$tmp/out.json" | flat)
+		if [ "$spans" = 0 ]; then
+			status="no spans"
+		elif [ "$sup" = "$spans" ]; then
+			status=full
+		elif [ "$sup" = 0 ]; then
+			status=refused
+		else
+			status=partial
+		fi
+	else
+		first=$({ jq -r '.error // empty' "$tmp/out.json" 2>/dev/null
+			  cat "$tmp/err.txt"; } | flat)
+		[ -n "$first" ] || first="exit status $rc, no message"
+		reasons=$first
+		case $first in
+		*"among those its configuration builds"*) status="not built" ;;
+		*) status="tool failure" ;;
+		esac
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$spans" "$sup" "$status" \
+		"$secs" "$first" "$reasons" >> "$rows"
+	printf '%s %s/%s %ss\n' "$status" "$sup" "$spans" "$secs" >&2
+done
+
+short() { local s=$1; [ ${#s} -le 70 ] && echo "$s" || echo "${s:0:67}..."; }
+printf '%-34s %11s  %-12s %8s  %s\n' constant supported status seconds \
+	"first refusal reason"
+while IFS=$'\t' read -r c spans sup status secs first reasons; do
+	printf '%-34s %11s  %-12s %8s  %s\n' "$c" "$sup/$spans" "$status" \
+		"$secs" "$(short "$first")"
+done < "$rows"
+
+count() { awk -F'\t' -v s="$1" '$4 == s' "$rows" | wc -l; }
+median=$(cut -f5 "$rows" | sort -n | awk '{ v[NR] = $1 } END {
+	if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+worst=$(sort -t$'\t' -k5,5 -n "$rows" | tail -1 | cut -f1,5 | tr '\t' ' ')
+tspans=$(awk -F'\t' '{ s += $2 } END { print s + 0 }' "$rows")
+tsup=$(awk -F'\t' '{ s += $3 } END { print s + 0 }' "$rows")
+echo
+echo "constants:        $n ($([ $cold = 1 ] && echo cold || echo warm))"
+echo "fully supported:  $(count full)"
+echo "partly supported: $(count partial)"
+echo "refused:          $(count refused)"
+echo "no spans:         $(count 'no spans')"
+echo "not built:        $(count 'not built')"
+echo "tool failures:    $(count 'tool failure')"
+echo "spans supported:  $tsup/$tspans"
+echo "seconds:          median $median, worst $worst"
+
+# refusal reasons by kind: the part before "; inverse form", without the
+# instruction it names (its mnemonic kept for "outside the model"),
+# numbers as N, registers as REG
+if [ -s "$tmp/spans.tsv" ]; then
+	echo
+	echo "refused spans by reason (spans, constants):"
+	sed -E 's/; inverse form:.*//;
+		s/\+0x[0-9a-f]+ ([a-z0-9]+)[^:]*: (instruction outside the model)/\1: \2/g;
+		s/\+0x[0-9a-f]+ [^:]*: //g;
+		s/(the fitted|the value of|that build.s) [a-z0-9]+/\1 REG/g;
+		s/0x[0-9a-f]+/X/g; s/\b[0-9]+\b/N/g' "$tmp/spans.tsv" |
+	awk -F'\t' '{ n[$2]++; if (index(" " c[$2] " ", " " $1 " ") == 0)
+			c[$2] = c[$2] (c[$2] ? " " : "") $1 }
+		END { for (r in n) printf "%d\t%s\t%s\n", n[r], r, c[r] }' |
+	sort -t$'\t' -k1,1nr | awk -F'\t' '{ printf "%5d  %s\n       %s\n", $1, $2, $3 }'
+fi
+
+if [ -n "$csv" ]; then
+	{
+		echo "constant,spans,supported,status,seconds,first_reason,reasons"
+		awk -F'\t' -v OFS=, '{
+			for (f = 6; f <= 7; f++) { gsub(/"/, "\"\"", $f); $f = "\"" $f "\"" }
+			print }' "$rows"
+	} > "$csv"
+fi
