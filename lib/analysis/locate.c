@@ -403,33 +403,33 @@ static bool rhs_names(const char *rhs, const char *file)
 
 /*
  * How Kbuild builds obj (e.g. "mm/zswap.o") in this configuration: the line
- * of its directory's makefile that lists it, and that line's condition; a
- * part of a composite object follows the composite's own line. For a
- * module, *module is its .ko's path in the tree ("fs/xfs/xfs.ko").
- * KBUILD_UNKNOWN when no line names it: the caller builds it, and a
- * failure is reported, never hidden.
+ * of a makefile that lists it (its directory's, else an ancestor's, as in
+ * "i915-y += gem/i915_gem_shmem.o"), and that line's condition; a part of
+ * a composite object follows the composite's own line. For a module,
+ * *module is its .ko's path in the tree ("fs/xfs/xfs.ko"). KBUILD_UNKNOWN
+ * when no line names it: the caller builds it, and a failure is reported,
+ * never hidden.
  */
-static enum kbuild kbuild_state(const struct tree *t, const char *config,
-				const char *obj, int depth, char *module,
-				size_t size)
+static enum kbuild kbuild_state_in(const struct tree *t, const char *config,
+				   const char *mkdir, const char *obj, int depth,
+				   char *module, size_t size)
 {
-	const char *slash = strrchr(obj, '/');
-	char dir[256], path[XK_PATH_MAX], *text = NULL;
+	size_t dlen = strlen(mkdir);
+	const char *rel = obj + (dlen ? dlen + 1 : 0);
+	char path[XK_PATH_MAX], *text = NULL;
 	enum kbuild verdict = KBUILD_UNKNOWN;
 
-	if (depth > 4 || xk_snprintf(dir, sizeof(dir), "%.*s",
-				     (int)(slash ? slash - obj : 0), obj))
+	if (depth > 8 || (dlen && (strncmp(obj, mkdir, dlen) || obj[dlen] != '/')))
 		return KBUILD_UNKNOWN;
-	if (xk_snprintf(path, sizeof(path), "%s/%s/Makefile", t->src, dir) ||
-	    (xk_read_file(path, &text, NULL) &&
-	     (xk_snprintf(path, sizeof(path), "%s/%s/Kbuild", t->src, dir) ||
-	      xk_read_file(path, &text, NULL))))
-		return KBUILD_UNKNOWN;
+	if (!xk_snprintf(path, sizeof(path), "%s/%s/Makefile", t->src, mkdir) &&
+	    xk_read_file(path, &text, NULL) &&
+	    !xk_snprintf(path, sizeof(path), "%s/%s/Kbuild", t->src, mkdir))
+		xk_read_file(path, &text, NULL);
 	/* one logical line at a time: continuations joined */
-	for (char *p = text; *p; p++)
+	for (char *p = text; p && *p; p++)
 		if (*p == '\\' && p[1] == '\n')
 			p[0] = p[1] = ' ';
-	for (char *line = text; *line && verdict <= KBUILD_NOT;) {
+	for (char *line = text; line && *line && verdict <= KBUILD_NOT;) {
 		char *end = strchrnul(line, '\n'), *op, comp[256], lhs[256];
 		bool last = !*end;
 		enum kbuild on;
@@ -445,15 +445,24 @@ static enum kbuild kbuild_state(const struct tree *t, const char *config,
 			xk_trim(lhs);
 			on = lhs_condition(lhs, config, comp, sizeof(comp));
 			if (on != KBUILD_UNKNOWN &&
-			    rhs_names(op + (op[1] == '=' ? 2 : 1),
-				      slash ? slash + 1 : obj)) {
+			    rhs_names(op + (op[1] == '=' ? 2 : 1), rel)) {
 				char parent[512];
 
 				if (on != KBUILD_NOT && comp[0] &&
 				    !xk_snprintf(parent, sizeof(parent), "%s%s%s",
-						 dir, dir[0] ? "/" : "", comp))
-					on = kbuild_state(t, config, parent, depth + 1,
-							  module, size);
+						 mkdir, dlen ? "/" : "", comp)) {
+					on = kbuild_state_in(t, config, mkdir, parent,
+							     depth + 1, module, size);
+					/* a list named by reference: "i915-y +=
+					 * $(gem-y)" (the token as rhs_names cuts it) */
+					if (on == KBUILD_UNKNOWN &&
+					    !xk_snprintf(parent, sizeof(parent),
+							 "%s%s$(%s", mkdir,
+							 dlen ? "/" : "", lhs))
+						on = kbuild_state_in(t, config, mkdir,
+								     parent, depth + 1,
+								     module, size);
+				}
 				else if (on == KBUILD_MODULE &&
 					 xk_snprintf(module, size, "%.*s.ko",
 						     (int)strlen(obj) - 2, obj))
@@ -465,7 +474,28 @@ static enum kbuild kbuild_state(const struct tree *t, const char *config,
 		line = last ? end : end + 1;
 	}
 	free(text);
+	if (verdict == KBUILD_UNKNOWN && dlen) {
+		const char *up = strrchr(mkdir, '/');
+		char parent_dir[256];
+
+		if (!xk_snprintf(parent_dir, sizeof(parent_dir), "%.*s",
+				 (int)(up ? up - mkdir : 0), mkdir))
+			return kbuild_state_in(t, config, parent_dir, obj, depth + 1,
+					       module, size);
+	}
 	return verdict;
+}
+
+static enum kbuild kbuild_state(const struct tree *t, const char *config,
+				const char *obj, char *module, size_t size)
+{
+	const char *slash = strrchr(obj, '/');
+	char dir[256];
+
+	if (xk_snprintf(dir, sizeof(dir), "%.*s", (int)(slash ? slash - obj : 0),
+			obj))
+		return KBUILD_UNKNOWN;
+	return kbuild_state_in(t, config, dir, obj, 0, module, size);
 }
 
 /* Every .c under the directory of the definition that names the constant. */
@@ -477,8 +507,12 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 	int err = 0, skipped = 0;
 
 	if (!src_list[0]) {
-		const char *argv[] = { "grep", "-rlw", "--include=*.c", c->name,
-				       dir, NULL };
+		/* the kernel's own code: not its tools, samples or docs */
+		const char *argv[] = { "grep", "-rlw", "--include=*.c",
+				       "--exclude-dir=tools", "--exclude-dir=samples",
+				       "--exclude-dir=Documentation",
+				       "--exclude-dir=scripts", "--exclude-dir=usr",
+				       c->name, dir, NULL };
 
 		if (!strcmp(c->kind, "macro") && !strstr(c->file, ".c")) {
 			xk_snprintf(dir, sizeof(dir), "%.*s",
@@ -519,8 +553,7 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 				enum kbuild st = KBUILD_UNKNOWN;
 
 				if (!xk_snprintf(o, sizeof(o), "%.*s.o", (int)(n - 2), f))
-					st = kbuild_state(t, config, o, 0, ko,
-							  sizeof(ko));
+					st = kbuild_state(t, config, o, ko, sizeof(ko));
 				if (st == KBUILD_NOT) {
 					pr_debug("%s: not built in this configuration\n", o);
 					skipped++;

@@ -241,6 +241,12 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 	for (int r = 0; r < XK_NR_REGS; r++) {
 		if (!s->reg_written[r] || !sx_uses_params(s->reg[r]))
 			continue;
+		if (r == XK_RSP) {
+			span_refuse(sp, "the value moves the stack pointer (an array "
+					"on the stack sized by it): the frame cannot be "
+					"rewritten");
+			return -ENOTSUP;
+		}
 		if (sp->nr_locs == XK_MAX_LOCS) {
 			span_refuse(sp, "more than %d locations carry the value",
 				 XK_MAX_LOCS);
@@ -620,6 +626,23 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 /* ---- the pipeline for one function ---- */
 
 /*
+ * The rules the module applies to a span (xk/abi): a span that breaks one
+ * is refused here, with the rule, never written into a table.
+ */
+static int obey_rules(struct xk_scope_span *sp)
+{
+	struct xk_ioc_span d;
+	const char *why;
+
+	xk_scope_span_to_ioc(sp, &d);
+	why = xk_ioc_span_check(&d);
+	if (!why)
+		return 0;
+	span_refuse(sp, "the module would refuse the span: %s", why);
+	return -ENOTSUP;
+}
+
+/*
  * One form of a span through the whole pipeline: the exact form (grown
  * until its inputs are live at the probe), or the inverse form (the seeds
  * alone, the result corrected by what the parameters add).
@@ -646,6 +669,7 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
 		err = check_variant(c, &w, sp, v);
 	err = err ?: df_slice_forward(&c->base, c->fb->sym.st_size, sp, w.end + 1);
+	err = err ?: obey_rules(sp);
 	err = err ?: df_locate_args(&c->base, sp, w.end + 1);
 	if (err == -ENOTSUP)
 		sp->start = c->base.insn[w.start].off;

@@ -181,11 +181,15 @@ static int wait_job(struct job *jobs, int *running, const char *log)
 		if (jobs[i].pid != pid)
 			continue;
 		if (st) {
-			char tail[1024] = "";
+			char tail[1024] = "", out[XK_PATH_MAX];
 
+			/* off the list: nobody waits for it again */
+			xk_strlcpy(out, jobs[i].out, sizeof(out));
+			unlink(jobs[i].tmp);
+			jobs[i] = jobs[--*running];
 			xk_file_tail(log, 8, tail, sizeof(tail));
 			return xk_err(-EIO, "compiling %s failed; see %s:\n%s",
-				      jobs[i].out, log, tail);
+				      out, log, tail);
 		}
 		if (rename(jobs[i].tmp, jobs[i].out))
 			return xk_err(-errno, "cannot move %s into place: %s",
