@@ -529,8 +529,9 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 			src_list = c->file;
 		}
 	}
-	/* a kernel's objects: only those this configuration builds */
-	if (!t->module && !c->objects[0] && xk_read_file(k->config, &config, NULL))
+	/* a kernel's objects: only those this configuration builds (a
+	 * catalog's objects= too), and which of them are modules */
+	if (!t->module && xk_read_file(k->config, &config, NULL))
 		config = NULL;
 	{
 		char *copy = strdup(src_list);
