@@ -58,8 +58,12 @@ int xk_refuse_locked_down(char *error)
 	return err;
 }
 
-/* Copies a request in, checking its size field against ours. */
-static int copy_req(void *req, size_t size, const void __user *uarg)
+/*
+ * Copies a request in, checking its size field against ours, and clears
+ * its error line (an out field, whatever user space left there).
+ */
+static int copy_req(void *req, size_t size, const void __user *uarg,
+		    char *error)
 {
 	u32 usize;
 
@@ -67,25 +71,32 @@ static int copy_req(void *req, size_t size, const void __user *uarg)
 		return -EFAULT;
 	if (usize != size)
 		return -EINVAL;
-	return copy_from_user(req, uarg, size) ? -EFAULT : 0;
+	if (copy_from_user(req, uarg, size))
+		return -EFAULT;
+	if (error)
+		memset(error, 0, XK_ERROR_MAX);
+	return 0;
+}
+
+/* Copies a request back out (its error line, its results); err, or -EFAULT. */
+static long reply(void __user *uarg, const void *req, size_t size, long err)
+{
+	return copy_to_user(uarg, req, size) ? -EFAULT : err;
 }
 
 static long ioctl_load(void __user *uarg)
 {
 	struct xk_ioc_load req;
-	int err = copy_req(&req, sizeof(req), uarg);
+	int err = copy_req(&req, sizeof(req), uarg, req.error);
 
 	if (err)
 		return err;
-	memset(req.error, 0, sizeof(req.error));
 	/* killable: a transition may hold xk_lock for XK_MAX_TIMEOUT_MS */
 	if (mutex_lock_killable(&xk_lock))
 		return -EINTR;
 	err = xk_table_load(&req, u64_to_user_ptr(req.spans));
 	mutex_unlock(&xk_lock);
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return err;
+	return reply(uarg, &req, sizeof(req), err);
 }
 
 /*
@@ -114,11 +125,10 @@ static long ioctl_set(void __user *uarg)
 {
 	struct xk_ioc_set req;
 	struct xk_const *c;
-	int err = copy_req(&req, sizeof(req), uarg);
+	int err = copy_req(&req, sizeof(req), uarg, req.error);
 
 	if (err)
 		return err;
-	memset(req.error, 0, sizeof(req.error));
 	req.name[XK_NAME_MAX - 1] = '\0';
 	if (mutex_lock_killable(&xk_lock))
 		return -EINTR;
@@ -129,9 +139,7 @@ static long ioctl_set(void __user *uarg)
 				    req.error, &req.transition_ns);
 	}
 	mutex_unlock(&xk_lock);
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return err;
+	return reply(uarg, &req, sizeof(req), err);
 }
 
 static long ioctl_set_many(void __user *uarg)
@@ -142,10 +150,9 @@ static long ioctl_set_many(void __user *uarg)
 
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	tx = kzalloc(sizeof(*tx), GFP_KERNEL);
-	err = req && tx ? copy_req(req, sizeof(*req), uarg) : -ENOMEM;
+	err = req && tx ? copy_req(req, sizeof(*req), uarg, req->error) : -ENOMEM;
 	if (err)
 		goto out;
-	memset(req->error, 0, sizeof(req->error));
 	if (req->nr < 1 || req->nr > XK_TX_MAX) {
 		xk_error(req->error, "a transaction has 1 to %d constants", XK_TX_MAX);
 		err = -EINVAL;
@@ -184,19 +191,16 @@ out:
 static long ioctl_unload(void __user *uarg)
 {
 	struct xk_ioc_unload req;
-	int err = copy_req(&req, sizeof(req), uarg);
+	int err = copy_req(&req, sizeof(req), uarg, req.error);
 
 	if (err)
 		return err;
-	memset(req.error, 0, sizeof(req.error));
-	req.name[XK_NAME_MAX - 1] = '\0';
 	if (mutex_lock_killable(&xk_lock))
 		return -EINTR;
+	req.name[XK_NAME_MAX - 1] = '\0';
 	err = xk_table_unload(req.name, req.all, req.error, &req.nr_unloaded);
 	mutex_unlock(&xk_lock);
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return err;
+	return reply(uarg, &req, sizeof(req), err);
 }
 
 static long ioctl_status(void __user *uarg)
@@ -209,7 +213,7 @@ static long ioctl_status(void __user *uarg)
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
-	err = copy_req(req, sizeof(*req), uarg);
+	err = copy_req(req, sizeof(*req), uarg, NULL);
 	if (err)
 		goto out;
 	/* only the index is input: every other field is ours to fill */

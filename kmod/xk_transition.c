@@ -73,6 +73,18 @@ static void no_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
 }
 
+/* One entry or exit probe, never optimized (see below). */
+static int register_tracking_probe(struct kprobe *kp, unsigned long addr,
+				   kprobe_pre_handler_t pre, u32 flags)
+{
+	memset(kp, 0, sizeof(*kp));
+	kp->addr = (kprobe_opcode_t *)addr;
+	kp->pre_handler = pre;
+	kp->post_handler = no_post;
+	kp->flags = flags;
+	return register_kprobe(kp);
+}
+
 /*
  * Registers a constant's entry and exit probes, disabled (flags) or armed.
  * They have a (no-op) post handler, which keeps kprobes from optimizing
@@ -85,12 +97,8 @@ static int register_tracking_flags(struct xk_const *c, u32 flags, char *error)
 		struct xk_span *s = &c->spans[i];
 		int err;
 
-		memset(&s->entry, 0, sizeof(s->entry));
-		s->entry.addr = (kprobe_opcode_t *)s->start_addr;
-		s->entry.pre_handler = xk_entry_handler;
-		s->entry.post_handler = no_post;
-		s->entry.flags = flags;
-		err = register_kprobe(&s->entry);
+		err = register_tracking_probe(&s->entry, s->start_addr,
+					      xk_entry_handler, flags);
 		if (err) {
 			xk_error(error, "cannot probe the entry of the safe span %s+%#llx (%d)",
 				 s->desc.func, s->desc.start, err);
@@ -104,11 +112,9 @@ static int register_tracking_flags(struct xk_const *c, u32 flags, char *error)
 				continue;	/* falls off the end: no instruction */
 			memset(e, 0, sizeof(*e));
 			e->span = s;
-			e->kp.addr = (kprobe_opcode_t *)(s->func_addr + s->desc.exits[k]);
-			e->kp.pre_handler = xk_exit_handler;
-			e->kp.post_handler = no_post;
-			e->kp.flags = flags;
-			err = register_kprobe(&e->kp);
+			err = register_tracking_probe(&e->kp, s->func_addr +
+						      s->desc.exits[k],
+						      xk_exit_handler, flags);
 			if (err) {
 				xk_error(error, "cannot probe the exit %s+%#llx (%d)",
 					 s->desc.func, s->desc.exits[k], err);

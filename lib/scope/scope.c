@@ -20,17 +20,6 @@ static const char *const class_names[] = {
 	[XK_SPAN_DUAL] = "dual",
 };
 
-static const char *const op_names[XK_OP_MAX] = {
-	[XK_OP_CONST] = "const", [XK_OP_REG] = "reg", [XK_OP_PARAM] = "param",
-	[XK_OP_ADD] = "add", [XK_OP_SUB] = "sub", [XK_OP_AND] = "and",
-	[XK_OP_OR] = "or", [XK_OP_XOR] = "xor", [XK_OP_MUL] = "mul",
-	[XK_OP_SHL] = "shl", [XK_OP_SHR] = "shr", [XK_OP_SAR] = "sar",
-	[XK_OP_NEG] = "neg", [XK_OP_NOT] = "not", [XK_OP_SEXT] = "sext",
-	[XK_OP_LTU] = "ltu", [XK_OP_LTS] = "lts", [XK_OP_EQ] = "eq",
-	[XK_OP_SELECT] = "select", [XK_OP_FLAGS_SUB] = "flags_sub",
-	[XK_OP_FLAGS_LOGIC] = "flags_logic",
-};
-
 const char *xk_span_class_name(enum xk_span_class c)
 {
 	return c <= XK_SPAN_DUAL ? class_names[c] : "?";
@@ -115,7 +104,7 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 		for (uint32_t i = 0; i < loc->expr.len; i++) {
 			const struct xk_expr_insn *in = &loc->expr.insn[i];
 
-			fprintf(f, " %s:%u:%u:%lld:%lld", op_names[in->op],
+			fprintf(f, " %s:%u:%u:%lld:%lld", xk_op_name(in->op),
 				in->width, in->reg, (long long)in->imm,
 				(long long)in->imm2);
 		}
@@ -351,7 +340,7 @@ static int parse_loc(struct reader *r, const char *v, struct xk_scope_loc *l)
 			err = bad(r, "program instruction");
 			break;
 		}
-		for (o = 1; o < XK_OP_MAX && strcmp(op, op_names[o]); o++)
+		for (o = 1; o < XK_OP_MAX && strcmp(op, xk_op_name(o)); o++)
 			;
 		if (o == XK_OP_MAX) {
 			err = bad(r, "unknown program operation");

@@ -43,17 +43,6 @@ struct table {
 	struct xk_ioc_span spans[XK_MAX_SPANS];
 };
 
-static const char *const op_names[XK_OP_MAX] = {
-	[XK_OP_CONST] = "const", [XK_OP_REG] = "reg", [XK_OP_PARAM] = "param",
-	[XK_OP_ADD] = "add", [XK_OP_SUB] = "sub", [XK_OP_AND] = "and",
-	[XK_OP_OR] = "or", [XK_OP_XOR] = "xor", [XK_OP_MUL] = "mul",
-	[XK_OP_SHL] = "shl", [XK_OP_SHR] = "shr", [XK_OP_SAR] = "sar",
-	[XK_OP_NEG] = "neg", [XK_OP_NOT] = "not", [XK_OP_SEXT] = "sext",
-	[XK_OP_LTU] = "ltu", [XK_OP_LTS] = "lts", [XK_OP_EQ] = "eq",
-	[XK_OP_SELECT] = "select", [XK_OP_FLAGS_SUB] = "flags_sub",
-	[XK_OP_FLAGS_LOGIC] = "flags_logic",
-};
-
 static const char *const reg_names[XK_NR_REGS] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
@@ -101,7 +90,7 @@ static int parse_loc(char *p, struct xk_ioc_loc *l)
 		if (sscanf(tok, "%15[a-z_]:%u:%u:%lld:%lld", op, &width, &reg, &imm,
 			   &imm2) != 5)
 			return -1;
-		for (in->op = 1; in->op < XK_OP_MAX && strcmp(op, op_names[in->op]);
+		for (in->op = 1; in->op < XK_OP_MAX && strcmp(op, xk_op_name(in->op));
 		     in->op++)
 			;
 		if (in->op == XK_OP_MAX)

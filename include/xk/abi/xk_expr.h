@@ -93,6 +93,23 @@ struct xk_expr {
 	struct xk_expr_insn insn[XK_EXPR_MAX_INSNS];
 };
 
+/* The name of an operation in a scope table's text; NULL if unknown. */
+static inline const char *xk_op_name(unsigned int op)
+{
+	static const char *const names[XK_OP_MAX] = {
+		[XK_OP_CONST] = "const", [XK_OP_REG] = "reg", [XK_OP_PARAM] = "param",
+		[XK_OP_ADD] = "add", [XK_OP_SUB] = "sub", [XK_OP_AND] = "and",
+		[XK_OP_OR] = "or", [XK_OP_XOR] = "xor", [XK_OP_MUL] = "mul",
+		[XK_OP_SHL] = "shl", [XK_OP_SHR] = "shr", [XK_OP_SAR] = "sar",
+		[XK_OP_NEG] = "neg", [XK_OP_NOT] = "not", [XK_OP_SEXT] = "sext",
+		[XK_OP_LTU] = "ltu", [XK_OP_LTS] = "lts", [XK_OP_EQ] = "eq",
+		[XK_OP_SELECT] = "select", [XK_OP_FLAGS_SUB] = "flags_sub",
+		[XK_OP_FLAGS_LOGIC] = "flags_logic",
+	};
+
+	return op < XK_OP_MAX ? names[op] : 0;
+}
+
 static inline __u64 xk_mask(unsigned int width)
 {
 	return width >= 64 ? ~0ULL : (1ULL << width) - 1;
