@@ -84,19 +84,30 @@ static long reply(void __user *uarg, const void *req, size_t size, long err)
 	return copy_to_user(uarg, req, size) ? -EFAULT : err;
 }
 
-static long ioctl_load(void __user *uarg)
+/*
+ * A request whose work runs under xk_lock: copied in (size checked, error
+ * line cleared), run, copied back out. The lock is taken killable: a
+ * transition may hold it up to XK_MAX_TIMEOUT_MS. Process context.
+ */
+static long locked_request(void __user *uarg, void *req, size_t size,
+			   char *error, int (*run)(void *req))
 {
-	struct xk_ioc_load req;
-	int err = copy_req(&req, sizeof(req), uarg, req.error);
+	int err = copy_req(req, size, uarg, error);
 
 	if (err)
 		return err;
-	/* killable: a transition may hold xk_lock for XK_MAX_TIMEOUT_MS */
 	if (mutex_lock_killable(&xk_lock))
 		return -EINTR;
-	err = xk_table_load(&req, u64_to_user_ptr(req.spans));
+	err = run(req);
 	mutex_unlock(&xk_lock);
-	return reply(uarg, &req, sizeof(req), err);
+	return reply(uarg, req, size, err);
+}
+
+static int run_load(void *r)
+{
+	struct xk_ioc_load *req = r;
+
+	return xk_table_load(req, u64_to_user_ptr(req->spans));
 }
 
 /*
@@ -121,25 +132,50 @@ static int settable(const char *name, char *error, struct xk_const **out)
 	return 0;
 }
 
+static int run_set(void *r)
+{
+	struct xk_ioc_set *req = r;
+	struct xk_const *c;
+	int err;
+
+	req->name[XK_NAME_MAX - 1] = '\0';
+	err = xk_refuse_locked_down(req->error) ?:
+	      settable(req->name, req->error, &c);
+	if (err)
+		return err;
+	req->old_value = c->value;
+	return xk_transition(c, req->value, req->mode, req->timeout_ms,
+			     req->error, &req->transition_ns);
+}
+
+static int run_unload(void *r)
+{
+	struct xk_ioc_unload *req = r;
+
+	req->name[XK_NAME_MAX - 1] = '\0';
+	return xk_table_unload(req->name, req->all, req->error,
+			       &req->nr_unloaded);
+}
+
+static long ioctl_load(void __user *uarg)
+{
+	struct xk_ioc_load req;
+
+	return locked_request(uarg, &req, sizeof(req), req.error, run_load);
+}
+
 static long ioctl_set(void __user *uarg)
 {
 	struct xk_ioc_set req;
-	struct xk_const *c;
-	int err = copy_req(&req, sizeof(req), uarg, req.error);
 
-	if (err)
-		return err;
-	req.name[XK_NAME_MAX - 1] = '\0';
-	if (mutex_lock_killable(&xk_lock))
-		return -EINTR;
-	err = xk_refuse_locked_down(req.error) ?: settable(req.name, req.error, &c);
-	if (!err) {
-		req.old_value = c->value;
-		err = xk_transition(c, req.value, req.mode, req.timeout_ms,
-				    req.error, &req.transition_ns);
-	}
-	mutex_unlock(&xk_lock);
-	return reply(uarg, &req, sizeof(req), err);
+	return locked_request(uarg, &req, sizeof(req), req.error, run_set);
+}
+
+static long ioctl_unload(void __user *uarg)
+{
+	struct xk_ioc_unload req;
+
+	return locked_request(uarg, &req, sizeof(req), req.error, run_unload);
 }
 
 static long ioctl_set_many(void __user *uarg)
@@ -186,21 +222,6 @@ out:
 	kfree(tx);
 	kfree(req);
 	return err;
-}
-
-static long ioctl_unload(void __user *uarg)
-{
-	struct xk_ioc_unload req;
-	int err = copy_req(&req, sizeof(req), uarg, req.error);
-
-	if (err)
-		return err;
-	if (mutex_lock_killable(&xk_lock))
-		return -EINTR;
-	req.name[XK_NAME_MAX - 1] = '\0';
-	err = xk_table_unload(req.name, req.all, req.error, &req.nr_unloaded);
-	mutex_unlock(&xk_lock);
-	return reply(uarg, &req, sizeof(req), err);
 }
 
 static long ioctl_status(void __user *uarg)

@@ -107,8 +107,9 @@ completion() {
 	expect_eq "xk -j vm r" "$(comp -j vm r)" run
 	expect_eq "xk set X=1 --mo" "$(comp set X=1 --mo)" --mode
 	expect_eq "xk set --mode" "$(comp set --mode "")" "immediate global per-task"
-	expect_eq "xk gen BLK_MAX" "$(comp gen BLK_MAX)" BLK_MAX_REQUEST_COUNT
-	expect_eq "xk set BLK_MAX" "$(comp set BLK_MAX)" BLK_MAX_REQUEST_COUNT=
+	expect_eq "xk gen BLK_MAX_R" "$(comp gen BLK_MAX_R)" BLK_MAX_REQUEST_COUNT
+	expect_eq "xk gen BLK_MAX" "$(comp gen BLK_MAX)" "BLK_MAX_REQUEST_COUNT BLK_MAX_TIMEOUT"
+	expect_eq "xk set BLK_MAX_R" "$(comp set BLK_MAX_R)" BLK_MAX_REQUEST_COUNT=
 	expect_eq "xk help vm" "$(comp help vm "")" "run shell"
 	expect_eq "xk kernel info --field rel" "$(comp kernel info --field rel)" release
 	expect_eq "xk vm run -- -j" "$(comp vm run -- --tim)" ""
