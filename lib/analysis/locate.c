@@ -211,35 +211,181 @@ static int grep_lines(const struct tree *t, const char *const *argv,
 	return st < 0 ? st : 0;	/* grep: 1 means no match */
 }
 
+/* the core first; drivers and the rest only when it has none */
+static const char *const define_dirs[][12] = {
+	{ "block", "kernel", "mm", "net", "fs", "include", "lib", "arch/x86",
+	  "io_uring", "ipc", NULL },
+	{ "drivers", "crypto", "security", "sound", "virt", "init", "certs", NULL },
+};
+
+/*
+ * Every #define of the kernel's core directories (define_dirs[0]), "NAME
+ * path" a line (300,000 lines, 17 MB), made by one grep the first time a
+ * macro is looked up by name and kept in the kernel's cache directory: a
+ * lookup reads it instead of walking the tree's files (seconds, and a guest
+ * reading the tree over virtiofs is spared it). Drivers and the rest (five
+ * million defines, four of them generated GPU registers) are searched only
+ * when the core has no definition.
+ */
+static int defines_index(const struct xk_kernel *k, const struct tree *t,
+			 char **index)
+{
+	char path[XK_PATH_MAX], *raw = NULL, *out;
+	size_t n = 0;
+	int err;
+
+	err = xk_snprintf(path, sizeof(path), "%s/defines.idx", k->dir);
+	if (err)
+		return xk_err(err, "%s/defines.idx: path too long", k->dir);
+	if (!xk_read_file(path, index, NULL))
+		return 0;
+	for (size_t w = 0; w < 1; w++) {
+		const char *argv[24] = { "grep", "-rHEo", "--include=*.h",
+					 "--include=*.c",
+					 "^[[:space:]]*#[[:space:]]*define[[:space:]]+[A-Za-z0-9_]+" };
+		char *hits = NULL, *bigger;
+		size_t a = 5, len;
+
+		for (size_t d = 0; define_dirs[w][d]; d++)
+			argv[a++] = define_dirs[w][d];
+		argv[a] = NULL;
+		err = grep_lines(t, argv, &hits);
+		if (err) {
+			free(raw);
+			return err;
+		}
+		len = strlen(hits);
+		bigger = realloc(raw, n + len + 1);
+		if (!bigger) {
+			free(hits);
+			free(raw);
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
+		}
+		raw = bigger;
+		memcpy(raw + n, hits, len + 1);
+		n += len;
+		free(hits);
+	}
+	/* "path:#define NAME" -> "NAME path" */
+	out = malloc(n + 1);
+	if (!out) {
+		free(raw);
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	}
+	out[0] = '\0';
+	{
+		size_t o = 0;
+
+		for (char *line = raw ? raw : (char *)""; *line;) {
+			char *end = strchrnul(line, '\n'), *colon, *name;
+			bool last = !*end;
+
+			*end = '\0';
+			colon = strstr(line, ":");
+			name = colon ? strstr(colon, "define") : NULL;
+			if (name) {
+				name += 6;
+				name += strspn(name, " \t");
+				*colon = '\0';
+				o += snprintf(out + o, n + 1 - o, "%s %s\n", name, line);
+			}
+			line = last ? end : end + 1;
+		}
+	}
+	free(raw);
+	err = xk_write_file(path, out, strlen(out), 0644);
+	if (err) {
+		free(out);
+		return xk_err(err, "cannot write %s", path);
+	}
+	*index = out;
+	return 0;
+}
+
+/*
+ * The files defining name, from the index of the core directories; space
+ * separated in *files (malloc'd).
+ */
+static int define_sites(const char *index, const char *name, char **files,
+			int *nr)
+{
+	size_t len = strlen(name), cap = 1, used = 0;
+	char *list = calloc(1, 1);
+
+	*nr = 0;
+	for (int tier = 0; tier < 1 && list && !*nr; tier++) {
+		for (const char *p = index; *p;) {
+			const char *end = strchrnul(p, '\n'), *file = p + len + 1;
+			bool core = false;
+
+			if (!strncmp(p, name, len) && p[len] == ' ') {
+				for (size_t d = 0; define_dirs[0][d]; d++) {
+					size_t dl = strlen(define_dirs[0][d]);
+
+					core |= !strncmp(file, define_dirs[0][d], dl) &&
+						file[dl] == '/';
+				}
+				size_t fl = end - file;
+				bool seen = false;
+
+				/* a file defining it twice (#if ... #else) is one site */
+				for (const char *q = list; (q = strstr(q, "")) && *q &&
+				     !seen; q += strcspn(q, " "), q += !!*q)
+					seen = !strncmp(q, file, fl) &&
+					       (q[fl] == ' ' || !q[fl]);
+				if (core == (tier == 0) && !seen) {
+					char *bigger = realloc(list, cap + fl + 1);
+
+					if (!bigger) {
+						free(list);
+						list = NULL;
+						break;
+					}
+					list = bigger;
+					cap += fl + 1;
+					used += snprintf(list + used, cap - used, "%s%.*s",
+							 *nr ? " " : "", (int)fl, file);
+					(*nr)++;
+				}
+			}
+			p = *end ? end + 1 : end;
+		}
+	}
+	if (!list)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	*files = list;
+	return 0;
+}
+
 int locate_macro(const struct xk_kernel *k, const struct tree *t,
 			struct xk_constant *c)
 {
-	char pattern[160], *hits = NULL, path[XK_PATH_MAX], *text = NULL;
+	char path[XK_PATH_MAX], *text = NULL;
 	const char *body = NULL;
 	int err, n = 0;
 
 	if (!c->file[0]) {
-		/* the core first; drivers and the rest only when it has none */
-		static const char *const where[][12] = {
-			{ "block", "kernel", "mm", "net", "fs", "include", "lib",
-			  "arch/x86", "io_uring", "ipc", NULL },
-			{ "drivers", "crypto", "security", "sound", "virt", "init",
-			  "certs", NULL },
-		};
+		char *index = NULL, *hits = NULL;
 
-		xk_snprintf(pattern, sizeof(pattern),
-			    "^[[:space:]]*#[[:space:]]*define[[:space:]]+%s[[:space:]]",
-			    c->name);
 		if (t->module)
 			return xk_err(-EINVAL, "%s: a module's constant needs file=",
 				      c->name);
-		for (size_t w = 0; w < ARRAY_SIZE(where) && !n; w++) {
+		err = defines_index(k, t, &index) ?:
+		      define_sites(index, c->name, &hits, &n);
+		free(index);
+		if (err)
+			return err;
+		if (!n) {	/* not in the core: drivers and the rest */
+			char pattern[160];
 			const char *argv[20] = { "grep", "-rlE", "--include=*.h",
 						 "--include=*.c", pattern };
 			size_t a = 5;
 
-			for (size_t d = 0; where[w][d]; d++)
-				argv[a++] = where[w][d];
+			xk_snprintf(pattern, sizeof(pattern),
+				    "^[[:space:]]*#[[:space:]]*define[[:space:]]+%s[[:space:]]",
+				    c->name);
+			for (size_t d = 0; define_dirs[1][d]; d++)
+				argv[a++] = define_dirs[1][d];
 			argv[a] = NULL;
 			free(hits);
 			hits = NULL;
@@ -248,6 +394,9 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 				return err;
 			for (char *p = hits; *p; p = strchrnul(p, '\n'), p += !!*p)
 				n++;
+			for (char *p = hits; *p; p++)
+				if (*p == '\n')
+					*p = p[1] ? ' ' : '\0';
 		}
 		if (n == 0) {
 			free(hits);
@@ -256,16 +405,12 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 				      c->name, k->release);
 		}
 		if (n > 1) {
-			for (char *p = hits; *p; p++)
-				if (*p == '\n' && p[1])
-					*p = ' ';
 			err = xk_err(-EINVAL, "ambiguous constant '%s': defined in "
 					      "%s; name one with file=",
-				     c->name, xk_trim(hits));
+				     c->name, hits);
 			free(hits);
 			return err;
 		}
-		hits[strcspn(hits, "\n")] = '\0';
 		xk_strlcpy(c->file, hits, sizeof(c->file));
 		free(hits);
 	}
