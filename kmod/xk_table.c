@@ -295,14 +295,14 @@ void xk_const_destroy(struct xk_const *c)
 
 	kps = kmalloc_array(c->nr_spans * (2 + XK_MAX_EXITS) + 1, sizeof(*kps),
 			    GFP_KERNEL);
-	for (i = 0; i < c->nr_spans; i++) {
+	if (!kps) {	/* no memory: one at a time, slower */
+		xk_tracking_release(c);
+		for (i = 0; i < c->nr_spans; i++)
+			disarm_span(&c->spans[i]);
+	}
+	for (i = 0; i < c->nr_spans && kps; i++) {
 		struct xk_span *s = &c->spans[i];
 
-		if (!kps) {	/* no memory: one at a time, slower */
-			xk_tracking_release(c);
-			disarm_span(s);
-			continue;
-		}
 		if (s->rewrite_registered)
 			kps[n++] = &s->rewrite;
 		if (s->entry_registered)

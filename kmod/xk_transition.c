@@ -25,48 +25,23 @@
 #define SCAN_DEPTH 64
 
 /*
- * Unregisters the entry and exit probes of constants c[0..nr): one
- * unregister_kprobes() for all of them, so one RCU grace period instead of
- * one per probe (hundreds of ms under TCG). When it returns no handler of
- * theirs runs any more. Process context, under xk_lock.
+ * Unregisters a constant's entry and exit probes, one at a time: after a
+ * failed registration, or at unload when xk_const_destroy() cannot make its
+ * batch. When it returns no handler of theirs runs. Process context, under
+ * xk_lock.
  */
-static void unregister_tracking_of(struct xk_const *const *c, int nr)
-{
-	struct kprobe **kps;
-	int n = 0, max = 0;
-
-	for (int j = 0; j < nr; j++)
-		for (int i = 0; i < c[j]->nr_spans; i++)
-			max += 1 + c[j]->spans[i].nr_exit_registered;
-	kps = kmalloc_array(max ?: 1, sizeof(*kps), GFP_KERNEL);
-	for (int j = 0; j < nr; j++) {
-		for (int i = 0; i < c[j]->nr_spans; i++) {
-			struct xk_span *s = &c[j]->spans[i];
-
-			for (int k = 0; k < s->nr_exit_registered; k++) {
-				if (kps)
-					kps[n++] = &s->exit[k].kp;
-				else	/* no memory: one at a time, slower */
-					unregister_kprobe(&s->exit[k].kp);
-			}
-			s->nr_exit_registered = 0;
-			if (s->entry_registered) {
-				if (kps)
-					kps[n++] = &s->entry;
-				else
-					unregister_kprobe(&s->entry);
-			}
-			s->entry_registered = false;
-		}
-	}
-	if (kps && n)
-		unregister_kprobes(kps, n);
-	kfree(kps);
-}
-
 static void unregister_tracking(struct xk_const *c)
 {
-	unregister_tracking_of(&c, 1);
+	for (int i = 0; i < c->nr_spans; i++) {
+		struct xk_span *s = &c->spans[i];
+
+		for (int k = 0; k < s->nr_exit_registered; k++)
+			unregister_kprobe(&s->exit[k].kp);
+		s->nr_exit_registered = 0;
+		if (s->entry_registered)
+			unregister_kprobe(&s->entry);
+		s->entry_registered = false;
+	}
 }
 
 static void no_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)

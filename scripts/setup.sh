@@ -23,6 +23,8 @@ PACKAGES=(
 	fio iperf3 iproute2
 	# xk tune --plot (tests/guest/test_tune.sh)
 	gnuplot-nox
+	# make deb: the packages, their DKMS module, lintian's check
+	debhelper dh-dkms dkms lintian dpkg-dev
 )
 
 if [ "$(id -u)" != 0 ]; then

@@ -51,10 +51,10 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		}
 		err = gen_object(&in, t);
 	}
+	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
+		err = xk_count_copies(k, t);
 	if (err)
 		xk_scope_free(t);
-	else if (!c->module_dir[0])	/* a module's names are not recorded */
-		xk_count_copies(k, t);
 	return err;
 }
 

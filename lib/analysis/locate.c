@@ -218,6 +218,27 @@ static const char *const define_dirs[][12] = {
 	{ "drivers", "crypto", "security", "sound", "virt", "init", "certs", NULL },
 };
 
+/* Writes "id file\n" at dst (never past the "file:#define id" it replaces). */
+static size_t put_index_line(char *dst, const char *id, const char *file)
+{
+	size_t il = strlen(id), fl = strlen(file);
+
+	memcpy(dst, id, il);
+	dst[il] = ' ';
+	memcpy(dst + il + 1, file, fl);
+	dst[il + 1 + fl] = '\n';
+	return il + fl + 2;
+}
+
+/* Whether file (fl bytes) is a word of the space-separated list. */
+static bool file_listed(const char *list, const char *file, size_t fl)
+{
+	for (const char *q = list; *q; q += strcspn(q, " "), q += !!*q)
+		if (!strncmp(q, file, fl) && (q[fl] == ' ' || !q[fl]))
+			return true;
+	return false;
+}
+
 /*
  * Every #define of the kernel's core directories (define_dirs[0]), "NAME
  * path" a line (300,000 lines, 17 MB), made by one grep the first time a
@@ -230,8 +251,10 @@ static const char *const define_dirs[][12] = {
 static int defines_index(const struct xk_kernel *k, const struct tree *t,
 			 char **index)
 {
-	char path[XK_PATH_MAX], *raw = NULL, *out;
-	size_t n = 0;
+	const char *argv[24] = { "grep", "-rHEo", "--include=*.h", "--include=*.c",
+				 "^[[:space:]]*#[[:space:]]*define[[:space:]]+[A-Za-z0-9_]+" };
+	char path[XK_PATH_MAX], *hits = NULL, *out;
+	size_t a = 5, o = 0;
 	int err;
 
 	err = xk_snprintf(path, sizeof(path), "%s/defines.idx", k->dir);
@@ -239,61 +262,34 @@ static int defines_index(const struct xk_kernel *k, const struct tree *t,
 		return xk_err(err, "%s/defines.idx: path too long", k->dir);
 	if (!xk_read_file(path, index, NULL))
 		return 0;
-	for (size_t w = 0; w < 1; w++) {
-		const char *argv[24] = { "grep", "-rHEo", "--include=*.h",
-					 "--include=*.c",
-					 "^[[:space:]]*#[[:space:]]*define[[:space:]]+[A-Za-z0-9_]+" };
-		char *hits = NULL, *bigger;
-		size_t a = 5, len;
+	for (size_t d = 0; define_dirs[0][d]; d++)
+		argv[a++] = define_dirs[0][d];
+	argv[a] = NULL;
+	err = grep_lines(t, argv, &hits);
+	if (err)
+		return err;
+	/* "path:#define NAME" -> "NAME path": never longer, done in place */
+	out = hits;
+	for (char *line = hits; *line;) {
+		char *end = strchrnul(line, '\n'), *colon = strchr(line, ':');
+		char *name = colon && colon < end ? strstr(colon, "define") : NULL;
+		bool last = !*end;
 
-		for (size_t d = 0; define_dirs[w][d]; d++)
-			argv[a++] = define_dirs[w][d];
-		argv[a] = NULL;
-		err = grep_lines(t, argv, &hits);
-		if (err) {
-			free(raw);
-			return err;
-		}
-		len = strlen(hits);
-		bigger = realloc(raw, n + len + 1);
-		if (!bigger) {
-			free(hits);
-			free(raw);
-			return xk_err(-ENOMEM, "%s: out of memory", __func__);
-		}
-		raw = bigger;
-		memcpy(raw + n, hits, len + 1);
-		n += len;
-		free(hits);
-	}
-	/* "path:#define NAME" -> "NAME path" */
-	out = malloc(n + 1);
-	if (!out) {
-		free(raw);
-		return xk_err(-ENOMEM, "%s: out of memory", __func__);
-	}
-	out[0] = '\0';
-	{
-		size_t o = 0;
+		*end = '\0';
+		if (name) {
+			char file[XK_PATH_MAX], id[256];
 
-		for (char *line = raw ? raw : (char *)""; *line;) {
-			char *end = strchrnul(line, '\n'), *colon, *name;
-			bool last = !*end;
-
-			*end = '\0';
-			colon = strstr(line, ":");
-			name = colon ? strstr(colon, "define") : NULL;
-			if (name) {
-				name += 6;
-				name += strspn(name, " \t");
-				*colon = '\0';
-				o += snprintf(out + o, n + 1 - o, "%s %s\n", name, line);
-			}
-			line = last ? end : end + 1;
+			name += 6;
+			name += strspn(name, " \t");
+			*colon = '\0';
+			if (!xk_snprintf(file, sizeof(file), "%s", line) &&
+			    !xk_snprintf(id, sizeof(id), "%s", name))
+				o += put_index_line(out + o, id, file);
 		}
+		line = last ? end : end + 1;
 	}
-	free(raw);
-	err = xk_write_file(path, out, strlen(out), 0644);
+	out[o] = '\0';
+	err = xk_write_file(path, out, o, 0644);
 	if (err) {
 		free(out);
 		return xk_err(err, "cannot write %s", path);
@@ -302,59 +298,36 @@ static int defines_index(const struct xk_kernel *k, const struct tree *t,
 	return 0;
 }
 
-/*
- * The files defining name, from the index of the core directories; space
- * separated in *files (malloc'd).
- */
+/* The files defining name, from the index (a file defining it twice, under
+ * #if and #else, once); space separated in *files (malloc'd). */
 static int define_sites(const char *index, const char *name, char **files,
 			int *nr)
 {
-	size_t len = strlen(name), cap = 1, used = 0;
-	char *list = calloc(1, 1);
+	size_t len = strlen(name), used = 0;
+	char *list = NULL;
 
 	*nr = 0;
-	for (int tier = 0; tier < 1 && list && !*nr; tier++) {
-		for (const char *p = index; *p;) {
-			const char *end = strchrnul(p, '\n'), *file = p + len + 1;
-			bool core = false;
+	for (const char *p = index; *p;) {
+		const char *end = strchrnul(p, '\n'), *file = p + len + 1;
+		size_t fl = end - file;
 
-			if (!strncmp(p, name, len) && p[len] == ' ') {
-				for (size_t d = 0; define_dirs[0][d]; d++) {
-					size_t dl = strlen(define_dirs[0][d]);
+		if (!strncmp(p, name, len) && p[len] == ' ' &&
+		    !(list && file_listed(list, file, fl))) {
+			char *bigger = realloc(list, used + fl + 2);
 
-					core |= !strncmp(file, define_dirs[0][d], dl) &&
-						file[dl] == '/';
-				}
-				size_t fl = end - file;
-				bool seen = false;
-
-				/* a file defining it twice (#if ... #else) is one site */
-				for (const char *q = list; (q = strstr(q, "")) && *q &&
-				     !seen; q += strcspn(q, " "), q += !!*q)
-					seen = !strncmp(q, file, fl) &&
-					       (q[fl] == ' ' || !q[fl]);
-				if (core == (tier == 0) && !seen) {
-					char *bigger = realloc(list, cap + fl + 1);
-
-					if (!bigger) {
-						free(list);
-						list = NULL;
-						break;
-					}
-					list = bigger;
-					cap += fl + 1;
-					used += snprintf(list + used, cap - used, "%s%.*s",
-							 *nr ? " " : "", (int)fl, file);
-					(*nr)++;
-				}
+			if (!bigger) {
+				free(list);
+				return xk_err(-ENOMEM, "%s: out of memory", __func__);
 			}
-			p = *end ? end + 1 : end;
+			list = bigger;
+			used += snprintf(list + used, fl + 2, "%s%.*s",
+					 *nr ? " " : "", (int)fl, file);
+			(*nr)++;
 		}
+		p = *end ? end + 1 : end;
 	}
-	if (!list)
-		return xk_err(-ENOMEM, "%s: out of memory", __func__);
-	*files = list;
-	return 0;
+	*files = list ? list : calloc(1, 1);
+	return *files ? 0 : xk_err(-ENOMEM, "%s: out of memory", __func__);
 }
 
 int locate_macro(const struct xk_kernel *k, const struct tree *t,
