@@ -58,6 +58,7 @@ struct xk_span {
 	struct xk_fast __rcu *fast;	/* the value precomputed, or NULL */
 	bool rewrite_registered, entry_registered;
 	int nr_exit_registered;
+	u32 settle;			/* enum xk_settle_state (xk_settle.c) */
 };
 
 enum xk_transition_state {
@@ -129,6 +130,7 @@ struct xk_const {
 	u64 loaded_ns, last_transition_ns;
 	u32 last_mode;
 	bool faulted;			/* a write faulted: disarmed for good */
+	bool settle_ref;		/* spans settled: a module reference held */
 
 	/* global transitions: which tasks are inside a safe span */
 	raw_spinlock_t track_lock;
@@ -180,6 +182,12 @@ void xk_tracking_release(struct xk_const *c);
 void xk_fast_prepare(struct xk_const *c, s64 n);
 /* Whether a span can have its writes precomputed; at load. */
 bool xk_fast_possible(const struct xk_span *s);
+
+/* xk_settle.c: all under xk_lock */
+int xk_settle(struct xk_const *c, char *error, u32 *nr_settled, u32 *nr_kept);
+int xk_settle_undo(struct xk_const *c, char *error);
+int xk_settle_init(void);
+void xk_settle_exit(void);
 
 /* xk_transition.c */
 int xk_check_timeout(u32 timeout_ms, char *error);

@@ -10,6 +10,7 @@
 
 #include <linux/capability.h>
 #include <linux/fs.h>
+#include <linux/ktime.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/security.h>
@@ -144,8 +145,34 @@ static int run_set(void *r)
 	if (err)
 		return err;
 	req->old_value = c->value;
+	/* settled spans are probed again first: the text back as compiled */
+	err = xk_settle_undo(c, req->error);
+	if (err)
+		return err;
 	return xk_transition(c, req->value, req->mode, req->timeout_ms,
 			     req->error, &req->transition_ns);
+}
+
+static int run_settle(void *r)
+{
+	struct xk_ioc_settle *req = r;
+	struct xk_const *c;
+	ktime_t t0 = ktime_get();
+	int err;
+
+	req->name[XK_NAME_MAX - 1] = '\0';
+	err = settable(req->name, req->error, &c);
+	if (err)
+		return err;
+	if (req->undo) {
+		err = xk_settle_undo(c, req->error);
+	} else {
+		/* the text is written: refused under lockdown like a value */
+		err = xk_refuse_locked_down(req->error) ?:
+		      xk_settle(c, req->error, &req->nr_settled, &req->nr_kept);
+	}
+	req->settle_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	return err;
 }
 
 static int run_unload(void *r)
@@ -176,6 +203,13 @@ static long ioctl_unload(void __user *uarg)
 	struct xk_ioc_unload req;
 
 	return locked_request(uarg, &req, sizeof(req), req.error, run_unload);
+}
+
+static long ioctl_settle(void __user *uarg)
+{
+	struct xk_ioc_settle req;
+
+	return locked_request(uarg, &req, sizeof(req), req.error, run_settle);
 }
 
 static long ioctl_set_many(void __user *uarg)
@@ -211,6 +245,8 @@ static long ioctl_set_many(void __user *uarg)
 			}
 		}
 	}
+	for (u32 i = 0; i < req->nr && !err; i++)
+		err = xk_settle_undo(tx->c[i], req->error);
 	if (!err)
 		err = xk_transition_many(tx, req->mode, req->timeout_ms, req->error,
 					 &req->transition_ns);
@@ -268,6 +304,7 @@ static long ioctl_status(void __user *uarg)
 			st->probe = c->spans[i].desc.probe;
 			st->addr = (unsigned long)c->spans[i].rewrite.addr;
 			st->hits = atomic64_read(&c->spans[i].hits);
+			st->settle = c->spans[i].settle;
 		}
 		if (c->policy[0])
 			xk_policy_status(c, req);
@@ -311,6 +348,8 @@ static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ioctl_status(uarg);
 	case XK_IOC_SET_MANY:
 		return ioctl_set_many(uarg);
+	case XK_IOC_SETTLE:
+		return ioctl_settle(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -338,9 +377,14 @@ static int __init xk_init(void)
 		pr_err("cannot register the policy kfuncs (%d)\n", err);
 		return err;
 	}
-	err = misc_register(&xk_misc);
+	err = xk_settle_init();
 	if (err)
 		return err;
+	err = misc_register(&xk_misc);
+	if (err) {
+		xk_settle_exit();
+		return err;
+	}
 	pr_info("loaded, control device /dev/%s (ABI %d)\n", xk_misc.name,
 		XK_ABI_VERSION);
 	return 0;
@@ -353,6 +397,7 @@ static void __exit xk_exit(void)
 	char error[XK_ERROR_MAX];
 
 	misc_deregister(&xk_misc);
+	xk_settle_exit();
 	mutex_lock(&xk_lock);
 	xk_table_unload(NULL, true, error, &nr);
 	mutex_unlock(&xk_lock);

@@ -457,10 +457,17 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 	struct xk_const *c, *tmp;
 	LIST_HEAD(gone);
 
+	int err = 0;
+
 	*nr = 0;
 	list_for_each_entry_safe(c, tmp, &xk_consts, node) {
 		if (!all && strcmp(c->name, name))
 			continue;
+		/* the compiled-in text back first; if it cannot be, it stays */
+		if (xk_settle_undo(c, error)) {
+			err = -EBUSY;
+			continue;
+		}
 		list_del_rcu(&c->node);
 		pr_info("unload %s by %s[%d] uid %u: value %lld -> %lld (compiled-in)%s%s\n",
 			c->name, current->comm, task_pid_nr(current),
@@ -469,11 +476,11 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 		list_add(&c->gone_node, &gone);
 		(*nr)++;
 	}
-	if (!all && !*nr)
+	if (!all && !*nr && !err)
 		return xk_error(error, "%s is not loaded", name), -ENOENT;
 	if (*nr)
 		synchronize_rcu();
 	list_for_each_entry_safe(c, tmp, &gone, gone_node)
 		xk_const_destroy(c);
-	return 0;
+	return err;
 }

@@ -45,6 +45,21 @@ int xk_rt_set_many(int fd, int nr, const char *const *names,
 		   struct xk_rt_result *res);
 /* name NULL: every constant. */
 int xk_rt_unload(int fd, const char *name, int *nr);
+
+/*
+ * Settles a loaded constant whose value is in force for every thread: its
+ * immediates rewritten in the live text where they can hold the value, the
+ * probes of those spans removed (steady-state cost 0); the other spans keep
+ * their probes (xk_rt_status says why per span). undo: the compiled-in
+ * bytes and the probes back (a new value and unload do it themselves).
+ */
+struct xk_rt_settle_result {
+	unsigned int nr_settled;	/* spans whose value is in the text */
+	unsigned int nr_kept;		/* spans that keep their probe */
+	unsigned long long settle_ns;
+};
+int xk_rt_settle(int fd, const char *name, bool undo,
+		 struct xk_rt_settle_result *res);
 /* -ENOENT past the last constant. */
 int xk_rt_status(int fd, unsigned int index, struct xk_ioc_status *st);
 /* 1 if the kprobe at addr is jump-optimized, 0 if int3, <0 if unknown. */

@@ -56,6 +56,13 @@ struct xk_scope_span {
 	bool optimizable;	/* a jump-optimized kprobe is possible */
 	int nr_params;
 	int64_t fit[XK_MAX_PARAMS][2];	/* immediate = a*N + b */
+	/* where immediate k lies, when every seed of the span is an
+	 * immediate (nr_imms == nr_params): settling rewrites them in place */
+	int nr_imms;
+	struct xk_scope_imm {
+		uint64_t insn, field;	/* offsets in the function */
+		uint32_t insn_len, size, width;
+	} imm[XK_MAX_PARAMS];
 	int nr_locs;
 	struct xk_scope_loc locs[XK_MAX_LOCS];
 	int nr_exits;

@@ -11,6 +11,7 @@
  *                        every input it reads is still live at the probe
  *   choose_locations()   register, flags or memory that carry the value
  *   fit_params()         immediate = a*N + b from the two fit variants
+ *   locate_imms()        where those immediates lie (for settling)
  *   check_variant()      the fitted program against a third build, by value
  *   place_probe()        probe point, expected bytes, jump-optimizable?
  *   slice_forward()      the safe span: every instruction that consumes the
@@ -623,6 +624,58 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 	return 0;
 }
 
+/*
+ * Where the span's immediates lie, for settling (xk settle rewrites them in
+ * the live text): only when every seed of the span is a parameter whose
+ * instruction capstone encodes with an immediate field, each field obeys
+ * the module's rule, and the default's encoding is the compiled bytes.
+ * Otherwise the span has none and always keeps its probe; never a refusal.
+ */
+static int locate_imms(const struct func_ctx *c, const struct span_work *w,
+		       struct xk_scope_span *sp)
+{
+	const struct sx_state *s = &w->s;
+	int nr = 0;
+
+	sp->nr_imms = 0;
+	for (size_t i = w->start; i <= w->end; i++) {
+		bool param = false;
+
+		for (int k = 0; k < s->nr_params; k++)
+			param |= s->param_off[k] == c->base.insn[i].off;
+		if (c->seed[i] && !param)
+			return 0;
+	}
+	for (int k = 0; k < s->nr_params; k++) {
+		ssize_t i = xk_code_index(&c->base, s->param_off[k]);
+		const struct xk_insn *in = i < 0 ? NULL : &c->base.insn[i];
+		struct xk_scope_imm *m = &sp->imm[k];
+		uint8_t enc[8];
+
+		if (!in || !in->x86.encoding.imm_offset ||
+		    !in->x86.encoding.imm_size)
+			return 0;
+		for (int j = 0; j < k; j++)
+			if (sp->imm[j].insn == in->off)
+				return 0;	/* two immediates of one instruction */
+		m->insn = in->off;
+		m->insn_len = in->len;
+		m->field = in->off + in->x86.encoding.imm_offset;
+		m->size = in->x86.encoding.imm_size;
+		m->width = s->param_width[k];
+		if (xk_rule_check_imm(m->insn, m->insn_len, m->field, m->size,
+				      m->width, sp->start, sp->probe,
+				      sp->expect_len, sp->expect_mask) ||
+		    xk_rule_imm_bytes(sp->fit[k][0], sp->fit[k][1], c->in->def,
+				      m->size, m->width, enc) ||
+		    memcmp(enc, in->bytes + in->x86.encoding.imm_offset, m->size))
+			return 0;
+		nr++;
+	}
+	sp->nr_imms = nr;
+	return 0;
+}
+
 /* ---- the pipeline for one function ---- */
 
 /*
@@ -669,6 +722,7 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
 		err = check_variant(c, &w, sp, v);
 	err = err ?: df_slice_forward(&c->base, c->fb->sym.st_size, sp, w.end + 1);
+	err = err ?: locate_imms(c, &w, sp);
 	err = err ?: obey_rules(sp);
 	err = err ?: df_locate_args(&c->base, sp, w.end + 1);
 	if (err == -ENOTSUP)

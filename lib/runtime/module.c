@@ -203,6 +203,28 @@ int xk_rt_set(int fd, const char *name, long long value, int mode,
 			     xk_rt_set_impl(fd, name, value, mode, timeout_ms, res));
 }
 
+static int xk_rt_settle_impl(int fd, const char *name, bool undo,
+			     struct xk_rt_settle_result *res)
+{
+	struct xk_ioc_settle req = { .size = sizeof(req), .undo = undo };
+
+	memset(res, 0, sizeof(*res));
+	xk_strlcpy(req.name, name, sizeof(req.name));
+	if (ioctl(fd, XK_IOC_SETTLE, &req))
+		return ioctl_err(undo ? "unsettle" : "settle", req.error);
+	res->nr_settled = req.nr_settled;
+	res->nr_kept = req.nr_kept;
+	res->settle_ns = req.settle_ns;
+	return 0;
+}
+
+int xk_rt_settle(int fd, const char *name, bool undo,
+		 struct xk_rt_settle_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_rt_settle_impl(fd, name, undo, res));
+}
+
 static int xk_rt_set_many_impl(int fd, int nr, const char *const *names,
 			       const long long *values, int mode, unsigned int timeout_ms,
 			       struct xk_rt_result *res)

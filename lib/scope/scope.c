@@ -96,6 +96,11 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
 			(long long)s->fit[k][1]);
+	for (int k = 0; k < s->nr_imms; k++)
+		fprintf(f, "imm %d 0x%llx %u 0x%llx %u %u\n", k,
+			(unsigned long long)s->imm[k].insn, s->imm[k].insn_len,
+			(unsigned long long)s->imm[k].field, s->imm[k].size,
+			s->imm[k].width);
 	for (int l = 0; l < s->nr_locs; l++) {
 		const struct xk_scope_loc *loc = &s->locs[l];
 
@@ -240,6 +245,16 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	memcpy(d->exits, s->exits, sizeof(d->exits));
 	d->nr_ranges = s->nr_ranges;
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
+	d->nr_imms = s->nr_imms;
+	for (int k = 0; k < s->nr_imms && k < XK_MAX_PARAMS; k++) {
+		d->imms[k].insn = s->imm[k].insn;
+		d->imms[k].field = s->imm[k].field;
+		d->imms[k].insn_len = s->imm[k].insn_len;
+		d->imms[k].size = s->imm[k].size;
+		d->imms[k].width = s->imm[k].width;
+		d->imms[k].a = s->fit[k][0];
+		d->imms[k].b = s->fit[k][1];
+	}
 }
 
 /* The rule's reading of span i: unsupported spans are never loaded. */
@@ -453,6 +468,18 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->fit[k][0] = a;
 			s->fit[k][1] = b;
 			s->nr_params++;
+		} else if (!strncmp(r->cur, "imm ", 4)) {
+			struct xk_scope_imm *m = &s->imm[s->nr_imms];
+			unsigned long long insn, field;
+			int k;
+
+			if (sscanf(r->cur + 4, "%d %llx %u %llx %u %u", &k, &insn,
+				   &m->insn_len, &field, &m->size, &m->width) != 6 ||
+			    k != s->nr_imms || k >= s->nr_params)
+				return bad(r, "imm K INSN LEN FIELD SIZE WIDTH (after its fit)");
+			m->insn = insn;
+			m->field = field;
+			s->nr_imms++;
 		} else if (!strncmp(r->cur, "loc ", 4)) {
 			if (s->nr_locs == XK_MAX_LOCS)
 				return bad(r, "too many locations");
@@ -524,6 +551,8 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 	}
 	if (!s->nr_locs)
 		return bad(r, "a supported span needs a loc");
+	if (s->nr_imms && s->nr_imms != s->nr_params)
+		return bad(r, "an imm line for every fit, or none");
 	for (int l = 0; l < s->nr_locs; l++)
 		for (uint32_t i = 0; i < s->locs[l].expr.len; i++)
 			if (s->locs[l].expr.insn[i].op == XK_OP_PARAM &&

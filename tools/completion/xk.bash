@@ -94,7 +94,7 @@ _xk() {
 		COMPREPLY=($(compgen -W "$sub" -- "$cur")) ;;
 	"vm run")
 		COMPREPLY=($(compgen -c -- "$cur" | sort -u)) ;;
-	build|gen|unload)
+	build|gen|unload|settle)
 		COMPREPLY=($(compgen -W "$("$xk" gen --list 2>/dev/null)" -- "$cur")) ;;
 	load)
 		COMPREPLY=($(compgen -f -X '!*.scope' -- "$cur")

@@ -110,7 +110,7 @@ int cli_number(const char *topic, const char *s, long long *v);
 /* the commands, one per cmd_*.c */
 extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_vm_run,
 	cmd_vm_shell, cmd_build, cmd_gen, cmd_load, cmd_set, cmd_unload,
-	cmd_status, cmd_apply, cmd_tune, cmd_help, cmd_version;
+	cmd_status, cmd_settle, cmd_apply, cmd_tune, cmd_help, cmd_version;
 
 /*
  * The runtime half: xk load, set, unload and status (cmd_load.c, cmd_set.c,
@@ -143,9 +143,15 @@ struct load_args {
 	const char *policy;		/* load: a BPF object */
 	struct cli_list params;		/* load --param NAME=VALUE */
 	bool partial;			/* accept refused uses (half-applied) */
+	bool settle;			/* set --settle: then settle it */
 	bool silent;			/* load_table: no report of the load */
 };
 extern const struct cli_opt load_opts[];
+extern const struct cli_opt set_opts[];
+/* cmd_settle.c: a settle's figures, into the caller's JSON object or text */
+void json_settle_fields(const struct xk_rt_settle_result *r);
+void print_settled(const char *name, long long value,
+		   const struct xk_rt_settle_result *r);
 const char *mode_name(int mode);
 /* /dev/xkernel; when missing, modprobe xkernel, then (development tree
  * only) insmod kmod/xkernel.ko beside build/xk. Reports the cause itself. */
@@ -175,7 +181,8 @@ struct xk_ioc_status;
 bool is_loaded(const char *name, struct xk_ioc_status *st);
 /* Prints what a load or set changed. */
 void report_change(const char *verb, const char *name, long long from,
-		   long long to, const struct xk_rt_result *r, int mode);
+		   long long to, const struct xk_rt_result *r, int mode,
+		   const struct xk_rt_settle_result *settled);
 
 /* Where the cache keeps constant name's table; its directory made. */
 void table_cache_path(const struct xk_kernel *k, const char *name,

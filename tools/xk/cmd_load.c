@@ -26,6 +26,15 @@ const struct cli_opt load_opts[] = {
 	{ NULL },
 };
 
+/* set: load's options (a constant not loaded yet is loaded) and --settle */
+const struct cli_opt set_opts[] = {
+	{ "value", 'v', CLI_NUM, offsetof(struct load_args, value) },
+	CLI_TRANSITION_OPTS(struct load_args, mode_names),
+	{ "catalog", 'c', CLI_STR, offsetof(struct load_args, catalog) },
+	{ "settle", 0, CLI_FLAG, offsetof(struct load_args, settle) },
+	{ NULL },
+};
+
 const char *mode_name(int mode)
 {
 	return mode_names[mode];
@@ -81,7 +90,8 @@ int open_runtime(void)
 }
 
 void report_change(const char *verb, const char *name, long long from,
-		   long long to, const struct xk_rt_result *r, int mode)
+		   long long to, const struct xk_rt_result *r, int mode,
+		   const struct xk_rt_settle_result *settled)
 {
 	if (json_output) {
 		json_begin_object(jw, NULL);
@@ -93,6 +103,8 @@ void report_change(const char *verb, const char *name, long long from,
 			json_int(jw, "spans", r->nr_spans);
 		json_double(jw, "load_ms", r->load_ns / 1e6);
 		json_double(jw, "transition_ms", r->transition_ns / 1e6);
+		if (settled)
+			json_settle_fields(settled);
 		json_end_object(jw);
 		return;
 	}
@@ -102,6 +114,8 @@ void report_change(const char *verb, const char *name, long long from,
 		printf(", %d span%s, load %.2f ms", r->nr_spans,
 		       r->nr_spans == 1 ? "" : "s", r->load_ns / 1e6);
 	printf(", transition %.2f ms)\n", r->transition_ns / 1e6);
+	if (settled)
+		print_settled(name, to, settled);
 }
 
 int load_table(const char *arg, const struct load_args *a)
@@ -129,7 +143,8 @@ int load_table(const char *arg, const struct load_args *a)
 	}
 	close(fd);
 	if (!err && !a->silent)
-		report_change("load", t.constant, t.def, value, &r, a->mode);
+		report_change("load", t.constant, t.def, value, &r, a->mode,
+			      NULL);
 	xk_scope_free(&t);
 	return err ? p_lib_err("load", err) : 0;
 }

@@ -133,6 +133,23 @@ undo:
 	return err;
 }
 
+/* set --settle A=1 B=2: each settled once all are in force */
+static int settle_each(int n, const struct tx_item *it)
+{
+	struct xk_rt_settle_result sr;
+	int fd = xk_rt_open(), err = 0;
+
+	if (fd < 0)
+		return p_lib_err("settle", fd);
+	for (int i = 0; i < n && !err; i++) {
+		err = xk_rt_settle(fd, it[i].name, false, &sr);
+		if (!err && !json_output)
+			print_settled(it[i].name, it[i].value, &sr);
+	}
+	close(fd);
+	return err ? p_lib_err("settle", err) : 0;
+}
+
 /* NAME=VALUE...: one transaction */
 static int set_many(const struct load_args *a, int n, char **args)
 {
@@ -152,12 +169,33 @@ static int set_many(const struct load_args *a, int n, char **args)
 	if (set_transaction(a, it, n, false, &r))
 		return XK_EXIT_FAIL;
 	report_transaction(n, a->mode, &r);
-	return 0;
+	return a->settle ? settle_each(n, it) : 0;
+}
+
+/*
+ * The report of a set that succeeded on fd (closed here), settled first
+ * when --settle asks: a settle that fails leaves the value set, probed,
+ * and says so (exit status 1).
+ */
+static int settle_after(int fd, const struct load_args *a, const char *name,
+			long long from, long long to,
+			const struct xk_rt_result *r)
+{
+	struct xk_rt_settle_result sr;
+	int err = 0;
+
+	if (a->settle)
+		err = xk_rt_settle(fd, name, false, &sr);
+	close(fd);
+	report_change("set", name, from, to, r, a->mode,
+		      a->settle && !err ? &sr : NULL);
+	return err ? p_lib_err("settle", err) : 0;
 }
 
 static int do_set(void *args, int argc, char **argv)
 {
 	struct load_args *a = args;
+	struct xk_rt_settle_result sr;
 	struct xk_rt_result r;
 	char name[XK_NAME_MAX];
 	long long value;
@@ -172,20 +210,33 @@ static int do_set(void *args, int argc, char **argv)
 	fd = xk_rt_open();	/* not there: nothing loaded yet */
 	if (fd >= 0) {
 		err = xk_rt_set(fd, name, value, a->mode, a->timeout_ms, &r);
+		if (!err)
+			return settle_after(fd, a, name, r.old_value, value, &r);
 		close(fd);
-		if (!err) {
-			report_change("set", name, r.old_value, value, &r, a->mode);
-			return 0;
-		}
 		if (err != -ENOENT)
 			return p_lib_err("set", err);
 	}
 	/* not loaded yet: analyse if needed, then load with the value */
 	a->value.n = value;
 	a->value.given = true;
-	return load_table(name, a);
+	err = load_table(name, a);
+	if (err || !a->settle)
+		return err;
+	fd = xk_rt_open();
+	if (fd < 0)
+		return p_lib_err("settle", fd);
+	err = xk_rt_settle(fd, name, false, &sr);
+	close(fd);
+	if (err)
+		return p_lib_err("settle", err);
+	if (json_output)
+		json_begin_object(jw, NULL), json_str(jw, "constant", name),
+		json_settle_fields(&sr), json_end_object(jw);
+	else
+		print_settled(name, value, &sr);
+	return 0;
 }
 
 static struct load_args set_args = { .timeout_ms = 1000 };
 
-const struct cli_cmd cmd_set = { "set", do_set, load_opts, &set_args, -1 };
+const struct cli_cmd cmd_set = { "set", do_set, set_opts, &set_args, -1 };

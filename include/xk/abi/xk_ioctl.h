@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 3
+#define XK_ABI_VERSION 4
 
 /* limits: xk_rules.h */
 
@@ -34,6 +34,20 @@ struct xk_ioc_loc {
 	__u32 width;		/* bits written */
 	__u32 rip_end;		/* rip: offset in func of the insn's end */
 	struct xk_expr expr;
+};
+
+/*
+ * An immediate of the span's code that holds a*N + b: settling writes the
+ * value in force there and takes the span's probe away (xk_rule_check_imm).
+ */
+struct xk_ioc_imm {
+	__u64 insn;		/* offset in func of its instruction */
+	__u64 field;		/* offset in func of the immediate's bytes */
+	__u32 insn_len;
+	__u32 size;		/* bytes of the immediate */
+	__u32 width;		/* operand width (bits) it is read at */
+	__u32 pad;
+	__s64 a, b;
 };
 
 struct xk_ioc_span {
@@ -57,6 +71,11 @@ struct xk_ioc_span {
 	__u32 nr_cands;
 	__u32 pad3;
 	__u64 cands[XK_MAX_CANDS];
+	/* the span's fitted immediates, when all of them are settleable
+	 * (0: the span always keeps its probe) */
+	__u32 nr_imms;
+	__u32 pad4;
+	struct xk_ioc_imm imms[XK_MAX_PARAMS];
 };
 
 struct xk_ioc_version {
@@ -107,6 +126,23 @@ struct xk_ioc_set_many {
 	__u64 transition_ns;		/* out */
 };
 
+/*
+ * Settling a constant whose value is in force for every thread: where a
+ * span's immediates can hold the value, they are rewritten in the live text
+ * and the span's probe removed; the other spans keep their probes. undo
+ * puts the compiled-in bytes and the probes back (xk set and xk unload do
+ * it themselves).
+ */
+struct xk_ioc_settle {
+	__u32 size;
+	__u32 undo;
+	char name[XK_NAME_MAX];
+	char error[XK_ERROR_MAX];	/* out */
+	__u32 nr_settled;	/* out: spans whose value is in the text */
+	__u32 nr_kept;		/* out: spans that keep their probe */
+	__u64 settle_ns;	/* out */
+};
+
 struct xk_ioc_unload {
 	__u32 size;
 	__u32 all;		/* every constant */
@@ -116,11 +152,36 @@ struct xk_ioc_unload {
 	__u32 pad;
 };
 
+/* Why a span is not settled (xk_ioc_span_status.settle) */
+enum xk_settle_state {
+	XK_SETTLE_NO = 0,	/* not asked */
+	XK_SETTLE_DONE,		/* the value is in the text; no probe */
+	XK_SETTLE_NO_IMM,	/* no immediate carries the value (the table) */
+	XK_SETTLE_TOO_WIDE,	/* the value needs a longer immediate */
+	XK_SETTLE_OWNED,	/* another kprobe or patch holds the bytes */
+	XK_SETTLE_GONE,		/* its module went away */
+	XK_SETTLE_NR,
+};
+
+static inline const char *xk_settle_state_name(__u32 st)
+{
+	static const char *const names[XK_SETTLE_NR] = {
+		"probed", "settled", "no immediate carries the value",
+		"the value needs a longer immediate",
+		"another kprobe or patch holds the bytes",
+		"its module was unloaded",
+	};
+
+	return st < XK_SETTLE_NR ? names[st] : "unknown";
+}
+
 struct xk_ioc_span_status {
 	char func[XK_FUNC_MAX];
 	__u64 probe;
 	__u64 addr;		/* where the probe is (kernel address) */
 	__u64 hits;		/* rewrites done */
+	__u32 settle;		/* enum xk_settle_state */
+	__u32 pad;
 };
 
 /* What a policy chose in one context (the label it passed to xk_set). */
@@ -185,6 +246,17 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		return why;
 	if (d->nr_cands > XK_MAX_CANDS)
 		return "more candidate functions than the limit";
+	if (d->nr_imms > XK_MAX_PARAMS)
+		return "more settleable immediates than the limit";
+	for (i = 0; i < d->nr_imms; i++) {
+		const struct xk_ioc_imm *m = &d->imms[i];
+
+		why = xk_rule_check_imm(m->insn, m->insn_len, m->field, m->size,
+					m->width, d->start, d->probe,
+					d->expect_len, d->expect_mask);
+		if (why)
+			return why;
+	}
 	for (i = 0; i < d->nr_locs; i++) {
 		const struct xk_ioc_loc *l = &d->locs[i];
 
@@ -224,5 +296,6 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 #define XK_IOC_UNLOAD _IOWR(XK_IOC_MAGIC, 0x03, struct xk_ioc_unload)
 #define XK_IOC_STATUS _IOWR(XK_IOC_MAGIC, 0x04, struct xk_ioc_status)
 #define XK_IOC_SET_MANY _IOWR(XK_IOC_MAGIC, 0x05, struct xk_ioc_set_many)
+#define XK_IOC_SETTLE _IOWR(XK_IOC_MAGIC, 0x06, struct xk_ioc_settle)
 
 #endif

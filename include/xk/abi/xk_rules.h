@@ -323,6 +323,66 @@ static inline const char *xk_rule_check_range(__u64 from, __u64 to,
 	       "a safe-span range lies outside the function";
 }
 
+/* ---- settling: immediates rewritten in place ---- */
+
+/*
+ * An immediate that settling (xk settle) rewrites in the live text: the
+ * instruction [insn, insn + insn_len) lies inside the span before the probe
+ * point with every byte compared; the field [field, field + size) is inside
+ * it, past its first byte (which a kprobe borrows while the field changes);
+ * 1, 2, 4 or 8 bytes, read at an operand width of 8 to 64 bits no narrower.
+ */
+static inline const char *xk_rule_check_imm(__u64 insn, __u32 insn_len,
+					    __u64 field, __u32 size,
+					    __u32 width, __u64 start,
+					    __u64 probe, __u32 expect_len,
+					    const __u8 *mask)
+{
+	if (insn < start || insn_len == 0 || insn_len > 15 ||
+	    insn > probe || probe - insn < insn_len)
+		return "a settled instruction lies outside the span before the probe";
+	if (probe - start > expect_len)
+		return "the probe point is not inside the compared bytes";
+	if (field <= insn || field - insn >= insn_len ||
+	    insn_len - (field - insn) < size)
+		return "an immediate field lies outside its instruction";
+	if ((size != 1 && size != 2 && size != 4 && size != 8) ||
+	    !xk_rule_width_ok(width) || width < size * 8)
+		return "an immediate's size or operand width is malformed";
+	for (__u64 i = insn - start; i < insn - start + insn_len; i++)
+		if (mask[i] != 0xff)
+			return "a settled instruction is not compared in full";
+	return 0;
+}
+
+/*
+ * The bytes (little endian) of the immediate a*n + b in a field of size
+ * bytes that the instruction reads at width bits (sign-extending a narrower
+ * field): NULL, or why the value has no such encoding (then the compiler
+ * would have emitted another instruction, and the span keeps its probe).
+ */
+static inline const char *xk_rule_imm_bytes(__s64 a, __s64 b, __s64 n,
+					    __u32 size, __u32 width,
+					    __u8 out[8])
+{
+	__u64 m = width >= 64 ? ~0ULL : (1ULL << width) - 1, v, f, ext;
+	__s64 an, y;
+
+	if (__builtin_mul_overflow(a, n, &an) ||
+	    __builtin_add_overflow(an, b, &y))
+		return "the immediate overflows";
+	v = (__u64)y & m;
+	f = size >= 8 ? v : v & ((1ULL << (size * 8)) - 1);
+	ext = f;
+	if (size < 8 && (f >> (size * 8 - 1)) & 1)
+		ext |= ~0ULL << (size * 8);
+	if ((ext & m) != v)
+		return "the value needs a longer immediate than the compiled one";
+	for (__u32 i = 0; i < 8; i++)
+		out[i] = i < size ? (__u8)(f >> (i * 8)) : 0;
+	return 0;
+}
+
 /* ---- nesting ---- */
 
 /* What the nesting rule reads of a span; func_id names its function. */
