@@ -89,6 +89,9 @@ trigger)
 	int3=$(run)
 	echo 1 > /proc/sys/debug/kprobes-optimization
 	hits=$($XK -j status | jq '[.[0].probes[].hits] | add')
+	# settled: the value in the text, the probes gone
+	nset=$($XK -j settle MAX_RW_COUNT | jq '.[0].settled_spans')
+	settled=$(run)
 	$XK unload MAX_RW_COUNT > /dev/null
 	# the same value chosen by an eBPF policy at every span
 	$XK load MAX_RW_COUNT --policy build/bpf/rw_fixed.bpf.o --param value=2147475456 > /dev/null
@@ -103,6 +106,8 @@ trigger)
 		"$opt" $((opt - none)) "$(echo "($opt - $none) * 100 / $none" | bc -l)"
 	printf '    %-44s %6d  (+%d, +%.1f%%)\n' "rewrite probe, optimization off ($state_int3)" \
 		"$int3" $((int3 - none)) "$(echo "($int3 - $none) * 100 / $none" | bc -l)"
+	printf '    %-44s %6d  (%+d, %+.1f%%)\n' "settled ($nset of 9 spans in the text)" \
+		"$settled" $((settled - none)) "$(echo "($settled - $none) * 100 / $none" | bc -l)"
 	printf '    %-44s %6d  (+%d, +%.1f%%)\n' "eBPF policy choosing the same value" \
 		"$policy" $((policy - none)) "$(echo "($policy - $none) * 100 / $none" | bc -l)"
 	printf '    %-44s %6d\n' "after unload" "$after"

@@ -173,6 +173,30 @@ static int parse_table(const char *path, struct table *t)
 			s->escapes = (strstr(v, "store") ? XK_ESCAPE_STORE : 0) |
 				     (strstr(v, "call") ? XK_ESCAPE_CALL : 0) |
 				     (strstr(v, "ret") ? XK_ESCAPE_RET : 0);
+		} else if (!strcmp(line, "fit")) {
+			int k;
+			long long a, b;
+
+			bad = sscanf(v, "%d %lld %lld", &k, &a, &b) != 3 ||
+			      k < 0 || k >= XK_MAX_PARAMS;
+			if (!bad) {
+				s->imms[k].a = a;
+				s->imms[k].b = b;
+			}
+		} else if (!strcmp(line, "imm")) {
+			struct xk_ioc_imm *m = &s->imms[s->nr_imms];
+			unsigned long long insn, field;
+			int k;
+
+			bad = s->nr_imms == XK_MAX_PARAMS ||
+			      sscanf(v, "%d %llx %u %llx %u %u", &k, &insn,
+				     &m->insn_len, &field, &m->size, &m->width) != 6 ||
+			      k != (int)s->nr_imms;
+			if (!bad) {
+				m->insn = insn;
+				m->field = field;
+				s->nr_imms++;
+			}
 		} else if (!strcmp(line, "copies")) {
 			bad = atoi(v) != 1;	/* candidates: not modelled here */
 		}
@@ -364,6 +388,33 @@ static int run_cases(int fd, const struct table *t)
 			want_errno = ENOENT;
 			want = "cannot probe";
 			break;
+		case 18:
+			/* settling: the first byte is the borrow probe's */
+			name = "an immediate field at its instruction's first byte";
+			s->imms[0].field = s->imms[0].insn;
+			want = "an immediate field lies outside its instruction";
+			break;
+		case 19:
+			name = "a settled instruction past the probe point";
+			s->imms[0].insn = s->probe;
+			want = "a settled instruction lies outside the span";
+			break;
+		case 20:
+			name = "an immediate of 3 bytes";
+			s->imms[0].size = 3;
+			want = "size or operand width is malformed";
+			break;
+		case 21:
+			name = "more immediates than the limit";
+			s->nr_imms = XK_MAX_PARAMS + 1;
+			want = "more settleable immediates than the limit";
+			break;
+		case 22:
+			name = "a settled instruction not compared in full";
+			s->expect_mask[s->imms[0].insn + s->imms[0].insn_len - 1 -
+				       s->start] = 0;
+			want = "not compared in full";
+			break;
 		default:
 			return failed;
 		}
@@ -435,9 +486,18 @@ static void mutate_span_field(struct xk_ioc_span *s)
 	struct xk_ioc_loc *l = &s->locs[used_index(s->nr_locs, XK_MAX_LOCS)];
 	struct xk_expr_insn *in = &l->expr.insn[used_index(l->expr.len,
 							   XK_EXPR_MAX_INSNS)];
-	unsigned int k = rnd() % 22;
+	struct xk_ioc_imm *m = &s->imms[used_index(s->nr_imms, XK_MAX_PARAMS)];
+	unsigned int k = rnd() % 30;
 
 	switch (k) {
+	case 22: SETF(s->nr_imms, pick_boundary(s->nr_imms)); break;
+	case 23: SETF(m->insn, pick_boundary(m->insn)); break;
+	case 24: SETF(m->field, pick_boundary(m->field)); break;
+	case 25: SETF(m->insn_len, pick_boundary(m->insn_len)); break;
+	case 26: SETF(m->size, pick_boundary(m->size)); break;
+	case 27: SETF(m->width, pick_boundary(m->width)); break;
+	case 28: SETF(m->a, pick_boundary(m->a)); break;
+	case 29: SETF(m->b, pick_boundary(m->b)); break;
 	case 0: SETF(s->func_size, pick_boundary(s->func_size)); break;
 	case 1: SETF(s->start, pick_boundary(s->start)); break;
 	case 2: SETF(s->probe, pick_boundary(s->probe)); break;
@@ -530,6 +590,7 @@ static void flip_bits(void *buf, size_t size, int n)
 
 struct counts {
 	unsigned long applied, refused[256], other, requests;
+	unsigned long settled, settle_refused;	/* spans; requests */
 };
 
 static void count(struct counts *c, int ret, int err)
@@ -719,11 +780,25 @@ int main(int argc, char **argv)
 		err = ret ? errno : 0;
 		count(&cnt, ret, err);
 		if (ret == 0) {
-			/* applied: what was loaded must be unloaded at once */
+			/* applied: what was loaded must be unloaded at once;
+			 * an armed one settled first, now and then (the
+			 * module writes text only where the table's immediate
+			 * records hold; the guest test compares the text
+			 * before and after the run) */
 			char name[XK_NAME_MAX];
 
 			snprintf(name, sizeof(name), "%.*s", XK_NAME_MAX - 1,
 				 arg == req ? req->name : t.name);
+			if (!req->policy[0] && arg == req && rnd() % 2) {
+				struct xk_ioc_settle st = { .size = sizeof(st) };
+
+				snprintf(st.name, sizeof(st.name), "%s", name);
+				ret = ioctl(fd, XK_IOC_SETTLE, &st);
+				if (ret)
+					cnt.settle_refused++;
+				else
+					cnt.settled += st.nr_settled;
+			}
 			unload(fd, name);
 		}
 		if (i == 0 && ret)
@@ -767,6 +842,8 @@ int main(int argc, char **argv)
 	printf("requests %lu in %.1f s (seed %lu)\n", cnt.requests,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, seed);
 	printf("applied %lu\n", cnt.applied);
+	printf("settled %lu spans, settle refused %lu\n", cnt.settled,
+	       cnt.settle_refused);
 	for (int e = 1; e < 256; e++)
 		if (cnt.refused[e])
 			printf("refused %s (%d) %lu\n", strerrorname_np(e) ?: "?", e,

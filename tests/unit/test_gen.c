@@ -183,6 +183,54 @@ static int blk_span_is_the_sbb_sequence(void)
 	return 0;
 }
 
+/*
+ * Where settling writes (imm lines): each fitted immediate's instruction
+ * and field, whose bytes encode the compiled-in value; and the encoder's
+ * sign-extension rule (a value an imm8 cannot hold is refused).
+ */
+static int blk_immediates_are_located(void)
+{
+	struct xk_scope t;
+	uint8_t b[8];
+	int found = 0;
+
+	CHECK(gen(STOCK, "BLK_MAX_REQUEST_COUNT", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		CHECK(s->nr_imms == s->nr_params);
+		for (int k = 0; k < s->nr_imms; k++) {
+			const struct xk_scope_imm *m = &s->imm[k];
+			uint64_t at = m->field - s->start;
+
+			CHECK(m->insn >= s->start && m->insn + m->insn_len <= s->probe);
+			CHECK(!xk_rule_imm_bytes(s->fit[k][0], s->fit[k][1], 32,
+						 m->size, m->width, b));
+			CHECK(!memcmp(s->expect + at, b, m->size));
+		}
+		if (!strcmp(s->func, "blk_start_plug_nr_ios")) {
+			found++;	/* mov $0x20,%edx */
+			CHECK(s->nr_imms == 1 && s->imm[0].insn == 0x20 &&
+			      s->imm[0].field == 0x21 && s->imm[0].size == 4 &&
+			      s->imm[0].width == 32);
+		} else if (!strcmp(s->func, "blk_add_rq_to_plug")) {
+			found++;	/* and $-N,%eax; add $2N,%eax: imm8 */
+			CHECK(s->nr_imms == 2 && s->imm[0].size == 1 &&
+			      s->imm[1].size == 1 && s->imm[1].field == 0x2d);
+		}
+	}
+	xk_scope_free(&t);
+	CHECK(found == 2);
+	CHECK(!xk_rule_imm_bytes(2, 0, 60, 1, 32, b) && b[0] == 0x78);
+	CHECK(xk_rule_imm_bytes(2, 0, 64, 1, 32, b));	/* 128: no imm8 */
+	CHECK(!xk_rule_imm_bytes(-1, 0, 100, 1, 32, b) && b[0] == 0x9c);
+	CHECK(!xk_rule_imm_bytes(1, 0, -1, 4, 64, b) && b[3] == 0xff);
+	CHECK(xk_rule_imm_bytes(1, 0, 0x80000000LL, 4, 64, b));
+	CHECK(!xk_rule_imm_bytes(1, 0, 0x80000000LL, 4, 32, b));
+	CHECK(xk_rule_imm_bytes(INT64_MAX, 1, 2, 8, 64, b));	/* overflow */
+	return 0;
+}
+
 /* A baseline that is not the shipped code is refused with the function. */
 static int identity_refuses_a_changed_function(void)
 {
@@ -302,7 +350,7 @@ int main(void)
 		T(MAX_SOFTIRQ_TIME_spans), T(SHRINK_BATCH_spans),
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
-		T(blk_span_is_the_sbb_sequence),
+		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
