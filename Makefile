@@ -148,10 +148,16 @@ $(BUILD)/bench/lebench: bench/lebench.c
 all: $(BUILD)/bench/lebench
 
 # every figure of bench/: runtime costs, then the LEBench-style suite
-.PHONY: bench
+.PHONY: bench soak
 bench: all
 	bench/runtime.sh
 	bench/lebench.sh
+
+# the soak: XK_SOAK_CYCLES (1000) load/set/settle/unload cycles in the three
+# modes under fio, iperf3 and a fork storm, in the guest (tests/soak/)
+soak: all
+	build/xk -q gen BLK_MAX_REQUEST_COUNT >/dev/null
+	build/xk vm run --timeout 5400 -- tests/soak/soak-guest.sh
 
 # Debian packages (debian/): xkernel, xkernel-dkms, xkernel-dev, built with
 # dpkg-buildpackage (its own build directory, debian/build) and moved from

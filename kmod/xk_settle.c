@@ -108,8 +108,6 @@ static bool rewrite_idempotent(const struct xk_span *s)
 
 			if (in->op != XK_OP_REG)
 				continue;
-			if (d->locs[i].kind == XK_LOC_FLAGS)
-				return false;
 			for (u32 j = 0; j < d->nr_locs; j++)
 				if (d->locs[j].kind == (s32)in->reg)
 					return false;
@@ -208,6 +206,10 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 	u8 bytes[XK_MAX_PARAMS][8];
 	int err;
 
+	for (i = 0; i < nr && (st[i] != XK_SETTLE_DONE && !restore); i++)
+		;
+	if (i == nr)
+		return 0;	/* nothing to poke */
 	borrow = kcalloc(nr * XK_MAX_PARAMS, sizeof(*borrow), GFP_KERNEL);
 	kps = kcalloc(nr * XK_MAX_PARAMS, sizeof(*kps), GFP_KERNEL);
 	err = borrow && kps ? 0 : -ENOMEM;

@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The soak (make soak; runs in the guest): XK_SOAK_CYCLES (default 1000)
+# load/set/unload cycles of BLK_MAX_REQUEST_COUNT, the three transition
+# modes in turn and every fifth cycle settled before the unload, while fio
+# reads null_blk, iperf3 runs over loopback and four loops fork and exit
+# as fast as they can. Checks: every step either succeeds or fails with the
+# value in force unchanged (a global or per-task transition may time out
+# under this load; nothing half-applied), the kernel log holds no oops, BUG
+# or warning, no probe is left, xkernel.ko unloads, and the kmalloc caches
+# hold no more objects than before (quiesced, page cache dropped) beyond
+# less than one per two cycles: a per-cycle leak of the module shows.
+set -u
+cd "$(dirname "$0")/../.."
+[ "${XK_GUEST:-}" = 1 ] || { echo "run me in the guest: make soak" >&2; exit 2; }
+export XK_TOP=$PWD
+. tests/guest/lib.sh
+cycles=${XK_SOAK_CYCLES:-1000}
+modes=(immediate global per-task)
+mark="xk-soak-$$"
+echo "$mark" > /dev/kmsg
+
+kmalloc_objs() {
+	echo 3 > /proc/sys/vm/drop_caches
+	sleep 1
+	awk '/^kmalloc-/ { n += $2 } END { print n }' /proc/slabinfo
+}
+stop_load() {
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+	pkill iperf3 2>/dev/null
+	pids=()
+}
+pids=()
+trap 'stop_load; cleanup_xk; rmmod null_blk 2>/dev/null' EXIT
+
+modprobe null_blk nr_devices=1 || fail "no null_blk"
+# the module in and out once, so that its first load is not counted
+$XK load BLK_MAX_REQUEST_COUNT --value 8 >/dev/null || fail "first load"
+$XK unload --all >/dev/null
+rmmod xkernel || fail "rmmod after the first load"
+objs0=$(kmalloc_objs)
+
+fio --name=soak --filename=/dev/nullb0 --rw=randread --bs=4k --iodepth=16 \
+	--ioengine=libaio --direct=1 --time_based --runtime=100000 \
+	--output=/dev/null & pids+=($!)
+iperf3 -s -D -1 >/dev/null 2>&1 || iperf3 -s -D >/dev/null 2>&1
+sleep 0.5
+iperf3 -c 127.0.0.1 -t 100000 >/dev/null 2>&1 & pids+=($!)
+for _ in 1 2 3 4; do
+	(while :; do /bin/true; done) & pids+=($!)
+done
+
+declare -A ok fail_n
+settled=0
+value_of() { $XK -j status | jq -r '.[0].value // "none"'; }
+t0=$(date +%s)
+for ((i = 0; i < cycles; i++)); do
+	m=${modes[i % 3]}
+	v=$((1 + (i * 7) % 256))
+	v2=$((1 + (i * 13) % 512))
+	if $XK -q load BLK_MAX_REQUEST_COUNT --value $v --mode $m --timeout 500 >/dev/null 2>&1; then
+		ok[$m-load]=$((${ok[$m-load]:-0} + 1))
+		expect_eq "cycle $i: value after load ($m)" "$(value_of)" "$v"
+		if $XK -q set --mode $m --timeout 500 BLK_MAX_REQUEST_COUNT=$v2 >/dev/null 2>&1; then
+			ok[$m-set]=$((${ok[$m-set]:-0} + 1))
+			expect_eq "cycle $i: value after set ($m)" "$(value_of)" "$v2"
+		else
+			fail_n[$m-set]=$((${fail_n[$m-set]:-0} + 1))
+			expect_eq "cycle $i: value after a failed set ($m)" "$(value_of)" "$v"
+		fi
+		if [ $((i % 5)) = 4 ] && $XK -q settle BLK_MAX_REQUEST_COUNT >/dev/null 2>&1; then
+			settled=$((settled + 1))
+		fi
+	else
+		fail_n[$m-load]=$((${fail_n[$m-load]:-0} + 1))
+		# a load whose transition failed is removed again
+		expect_eq "cycle $i: loaded after a failed load ($m)" "$(value_of)" none
+	fi
+	$XK -q unload --all >/dev/null 2>&1 || fail "cycle $i: unload failed"
+	if [ $((i % 100)) = 99 ]; then
+		echo "# $((i + 1)) cycles, $(($(date +%s) - t0)) s"
+		rmmod xkernel || fail "cycle $i: rmmod xkernel failed"
+	fi
+done
+t1=$(date +%s)
+stop_load
+[ "$(probes_left)" = 0 ] || fail "probes left: $(cat /sys/kernel/debug/kprobes/list)"
+rmmod xkernel 2>/dev/null
+grep -q '^xkernel ' /proc/modules && fail "xkernel.ko is still loaded"
+objs1=$(kmalloc_objs)
+bad=$(dmesg | sed -n "/$mark/,\$p" | grep -E "Oops|BUG:|WARNING:|general protection|Call Trace")
+[ -z "$bad" ] || fail "kernel log: $bad"
+echo "soak: $cycles cycles in $((t1 - t0)) s under fio, iperf3 and a fork storm"
+for m in "${modes[@]}"; do
+	echo "  $m: load ok ${ok[$m-load]:-0} failed ${fail_n[$m-load]:-0}," \
+	     "set ok ${ok[$m-set]:-0} failed ${fail_n[$m-set]:-0} (failures left the value unchanged)"
+done
+echo "  settled $settled times; kmalloc objects before $objs0, after $objs1 ($((objs1 - objs0)))"
+[ $((objs1 - objs0)) -lt $((cycles / 2)) ] ||
+	fail "kmalloc objects grew by $((objs1 - objs0)) over $cycles cycles: a leak"
+echo "ok - soak"
