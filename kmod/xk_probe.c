@@ -83,6 +83,34 @@ fault:
 }
 
 /*
+ * Reads a span's memory inputs into in[XK_NR_REGS + k] from the registers
+ * in in[]: [base + disp], width bits, zero-extended, with the same checks
+ * and fault handling as write_mem_nofault (the mm/maccess.c reader is
+ * exported, but not for an address computed in the probed context without
+ * these checks first). Runs in the probed context; 0, or the faulting
+ * address's -EFAULT with *bad set.
+ */
+static int read_mem_inputs(const struct xk_span *s, u64 *in, unsigned long *bad)
+{
+	for (u32 k = 0; k < s->desc.nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
+		const struct xk_ioc_mem_in *m = &s->desc.mem_in[k];
+		unsigned long addr = in[m->base % XK_NR_REGS] + (u64)m->disp;
+		unsigned long last = addr + m->width / 8 - 1;
+		u64 v = 0;
+
+		if (addr < TASK_SIZE_MAX + PAGE_SIZE || last < addr ||
+		    !__is_canonical_address(addr, boot_cpu_data.x86_virt_bits) ||
+		    !__is_canonical_address(last, boot_cpu_data.x86_virt_bits) ||
+		    copy_from_kernel_nofault(&v, (void *)addr, m->width / 8)) {
+			*bad = addr;
+			return -EFAULT;
+		}
+		in[XK_NR_REGS + k] = v;	/* little endian: zero-extended */
+	}
+	return 0;
+}
+
+/*
  * A write to memory faulted: the constant is disarmed (every span of it
  * writes nothing from now on: the kernel runs with its compiled-in value,
  * which status then reports) and the fault counted and logged. Runs in the
@@ -95,7 +123,7 @@ static void write_faulted(struct xk_span *s, unsigned long addr)
 
 	atomic64_inc(&s->faults);
 	WRITE_ONCE(c->faulted, true);
-	pr_warn_ratelimited("%s: a write to %#lx at %pS faulted: constant disarmed "
+	pr_warn_ratelimited("%s: an access to %#lx at %pS faulted: constant disarmed "
 			    "(compiled-in value in force; xk unload it)\n",
 			    c->name, addr, (void *)s->probe_addr);
 }
@@ -174,10 +202,17 @@ static struct xk_tracked *find_tracked(struct xk_const *c, struct task_struct *t
 static noinline void rewrite_general(struct xk_span *s, struct pt_regs *regs,
 				     s64 n)
 {
-	u64 in[XK_NR_REGS], out[XK_MAX_LOCS];
+	u64 in[XK_NR_INPUTS] = { 0 }, out[XK_MAX_LOCS];
+	unsigned long bad;
 	u32 i;
 
 	xk_regs_to_array(regs, in);
+	/* a memory input that cannot be read: the table does not describe
+	 * this code; disarmed like a faulting write, nothing written */
+	if (s->desc.nr_mem_in && read_mem_inputs(s, in, &bad)) {
+		write_faulted(s, bad);
+		return;
+	}
 	/* compute all first: a location may be another's input */
 	for (i = 0; i < s->desc.nr_locs; i++)
 		out[i] = xk_expr_eval(&s->desc.locs[i].expr, in, n);
@@ -321,7 +356,7 @@ bool xk_fast_possible(const struct xk_span *s)
  */
 void xk_fast_prepare(struct xk_const *c, s64 n)
 {
-	static const u64 no_regs[XK_NR_REGS];
+	static const u64 no_regs[XK_NR_INPUTS];
 	struct pt_regs dummy;	/* where each register lives in pt_regs */
 
 	for (int i = 0; i < c->nr_spans; i++) {

@@ -403,6 +403,15 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		if (err)
 			goto err_destroy;
 	}
+	/* a policy's kfuncs run the programs on the registers alone */
+	for (i = 0; i < c->nr_spans && c->policy[0]; i++) {
+		if (c->spans[i].desc.nr_mem_in) {
+			xk_error(req->error, "span %d: its programs read memory, which "
+				 "policies do not support yet", i);
+			err = -EOPNOTSUPP;
+			goto err_destroy;
+		}
+	}
 	c->nests = spans_nest(c);
 	for (i = 0; i < c->nr_spans; i++)
 		c->spans[i].const_only = xk_fast_possible(&c->spans[i]);

@@ -65,6 +65,14 @@ struct xk_scope_span {
 	} imm[XK_MAX_PARAMS];
 	int nr_locs;
 	struct xk_scope_loc locs[XK_MAX_LOCS];
+	/* values the programs read from memory at the probe point: input
+	 * XK_NR_REGS + k of the programs is width bits at [base + disp] */
+	int nr_mem_in;
+	struct xk_scope_mem_in {
+		int base;
+		int64_t disp;
+		int width;
+	} mem_in[XK_MAX_MEM_INPUTS];
 	int nr_exits;
 	uint64_t exits[XK_MAX_EXITS];	/* safe span ends here */
 	int nr_ranges;

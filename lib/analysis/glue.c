@@ -199,9 +199,16 @@ static int xk_glue_write_impl(const struct xk_scope *t, const char *path)
 	bool nest = xk_scope_spans_nest(t);
 	FILE *f;
 
-	for (int i = 0; i < t->nr_spans; i++)
-		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED)
-			nr++;
+	for (int i = 0; i < t->nr_spans; i++) {
+		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		/* the module refuses such tables for a policy, too */
+		if (t->spans[i].nr_mem_in)
+			return xk_err(-ENOTSUP, "%s: span %d reads memory at its probe "
+					       "point (a memory input): policies do "
+					       "not drive such spans yet", k, i);
+		nr++;
+	}
 	if (!nr)
 		return xk_err(-ENOTSUP, "%s: no supported span: nothing for a policy "
 				       "to drive", k);

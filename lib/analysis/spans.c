@@ -146,9 +146,12 @@ static int find_seeds(struct func_ctx *c, bool *other_diff)
 
 /* Runs [start, end] of code; the seeds' immediates become parameters. */
 static int run_span(const struct xk_func_code *code, const bool *seed,
-		    size_t start, size_t end, struct sx_state *s)
+		    size_t start, size_t end, bool mem_inputs,
+		    struct sx_state *s)
 {
 	int err = sx_init(s);
+
+	s->no_mem_inputs = !mem_inputs;
 
 	for (size_t i = start; i <= end && !err; i++)
 		err = sx_step(s, &code->insn[i], seed && seed[i]);
@@ -169,6 +172,7 @@ static bool inputs_live(const struct sx_state *s)
 struct span_work {
 	size_t start, end;		/* instruction indices, inclusive */
 	bool inverse;			/* inputs overwritten: inverse form */
+	bool mem_inputs;		/* memory read in the span: inputs */
 	struct sx_state s;
 	struct sx *loc_expr[XK_MAX_LOCS];
 };
@@ -181,7 +185,8 @@ static int grow_span(struct func_ctx *c, struct span_work *w,
 		     struct xk_scope_span *sp)
 {
 	for (int tries = 0; tries < 16; tries++) {
-		int err = run_span(&c->base, c->seed, w->start, w->end, &w->s);
+		int err = run_span(&c->base, c->seed, w->start, w->end,
+				   w->mem_inputs, &w->s);
 
 		if (err == -ENOTSUP) {
 			span_refuse(sp, "symbolic execution: %s", w->s.why);
@@ -427,6 +432,9 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 	}
 	err = sx_init(&vsx);
 	vsx.all_stores = true;
+	/* the same memory inputs, by address, as the baseline's */
+	vsx.nr_mem_in = w->s.nr_mem_in;
+	memcpy(vsx.mem_in, w->s.mem_in, sizeof(vsx.mem_in));
 	for (ssize_t i = vs; i < ve && !err; i++)
 		err = sx_step(&vsx, &vc->insn[i], false);
 	if (err) {
@@ -472,10 +480,10 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 			break;
 		}
 		for (int t = 0; t < 256; t++) {
-			__u64 regs[XK_NR_REGS], at_probe[XK_NR_REGS];
+			__u64 regs[XK_NR_INPUTS], at_probe[XK_NR_INPUTS];
 			uint64_t want, got;
 
-			for (int r = 0; r < XK_NR_REGS; r++) {
+			for (int r = 0; r < XK_NR_INPUTS; r++) {
 				uint64_t x = rnd(&st);
 
 				/* small values and edges matter most */
@@ -488,6 +496,12 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 			}
 			for (int r = 0; r < XK_NR_REGS; r++)
 				at_probe[r] = sx_prog_eval(&at_probe_prog[r], regs);
+			/* memory inputs: no store in the span, the same value
+			 * at the probe point as where the span read it */
+			for (int r = XK_NR_REGS; r < XK_NR_INPUTS; r++)
+				at_probe[r] = regs[r] & xk_mask(r - XK_NR_REGS <
+								w->s.nr_mem_in ?
+								w->s.mem_in[r - XK_NR_REGS].width : 64);
 			want = sx_prog_eval(&want_prog, regs);
 			got = xk_expr_eval(&loc->expr, at_probe, n);
 			if (loc->kind == XK_LOC_FLAGS) {
@@ -530,6 +544,12 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 				     "memory" : "the flags");
 			return -ENOTSUP;
 		}
+		if (sx_uses_mem_inputs(w->loc_expr[l]) && w->s.mem_clobbered) {
+			span_refuse(sp, "the value of %s depends on memory the span "
+				     "writes before the probe point",
+				 xk_reg_name(sp->locs[l].kind));
+			return -ENOTSUP;
+		}
 		if (w->inverse)
 			err = sx_compile_inverse(w->loc_expr[l], sp->fit, c->in->def,
 						 loc->kind, loc->width, &loc->expr);
@@ -547,6 +567,13 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 			return -ENOTSUP;
 		}
 		sx_print(w->loc_expr[l], loc->text, sizeof(loc->text));
+		/* the memory inputs the runtime reads before the programs */
+		sp->nr_mem_in = w->s.nr_mem_in;
+		for (int k = 0; k < w->s.nr_mem_in; k++) {
+			sp->mem_in[k].base = w->s.mem_in[k].base;
+			sp->mem_in[k].disp = w->s.mem_in[k].disp;
+			sp->mem_in[k].width = w->s.mem_in[k].width;
+		}
 		if (w->inverse) {
 			char e[sizeof(loc->text)];
 
@@ -701,13 +728,14 @@ static int obey_rules(struct xk_scope_span *sp)
  * alone, the result corrected by what the parameters add).
  */
 static int analyse_form(struct func_ctx *c, size_t start, size_t end,
-			bool inverse, struct xk_scope_span *sp)
+			bool inverse, bool mem_inputs, struct xk_scope_span *sp)
 {
-	struct span_work w = { .start = start, .end = end, .inverse = inverse };
+	struct span_work w = { .start = start, .end = end, .inverse = inverse,
+			       .mem_inputs = mem_inputs };
 	int err;
 
 	if (inverse) {
-		err = run_span(&c->base, c->seed, start, end, &w.s);
+		err = run_span(&c->base, c->seed, start, end, false, &w.s);
 		if (err == -ENOTSUP)
 			span_refuse(sp, "symbolic execution: %s", w.s.why);
 		else if (!err && w.s.flags_read_first)
@@ -735,30 +763,37 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 			struct xk_scope_span *sp)
 {
 	struct xk_scope_span first = *sp;
+	char inv[sizeof(sp->why)];
 	int err = precheck_fit(c, start, end, sp);
 
 	if (err) {
 		sp->start = c->base.insn[start].off;
 		return 0;
 	}
-	err = analyse_form(c, start, end, false, sp);
-
+	err = analyse_form(c, start, end, false, false, sp);
 	if (err != -ENOTSUP)
 		return err;
 	first = *sp;
 	sp->why[0] = '\0';
-	err = analyse_form(c, start, end, true, sp);
-	if (err == -ENOTSUP) {
-		char inv[sizeof(sp->why)];
-
-		/* both reasons: the exact form's first */
-		xk_strlcpy(inv, sp->why, sizeof(inv));
-		*sp = first;
-		snprintf(sp->why + strlen(sp->why), sizeof(sp->why) - strlen(sp->why),
-			 "; inverse form: %s", inv);
-		err = 0;
-	}
-	return err;
+	err = analyse_form(c, start, end, true, false, sp);
+	if (err != -ENOTSUP)
+		return err;
+	xk_strlcpy(inv, sp->why, sizeof(inv));
+	/*
+	 * The exact form again, values read from memory in the span taken as
+	 * inputs that the runtime reads at the probe point: last, so that
+	 * every span the other forms support keeps its form (no read per hit)
+	 */
+	*sp = first;
+	sp->why[0] = '\0';
+	err = analyse_form(c, start, end, false, true, sp);
+	if (err != -ENOTSUP)
+		return err;
+	/* the reasons of the forms without memory inputs: the exact one first */
+	*sp = first;
+	snprintf(sp->why + strlen(sp->why), sizeof(sp->why) - strlen(sp->why),
+		 "; inverse form: %s", inv);
+	return 0;
 }
 
 /* A new span of the table, in function f of the object being analysed. */

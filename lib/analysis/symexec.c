@@ -125,6 +125,42 @@ static int write_reg(struct sx_state *s, unsigned int cs_reg, struct sx *v)
 	return s->reg[r] ? 0 : -ENOMEM;
 }
 
+/*
+ * A value read from memory: a memory input when its address is the span's
+ * input register plus a displacement (the runtime reads the same address
+ * at the probe point, where inputs_live() keeps that register unchanged)
+ * and no store came before it in the span; else unknown to the model.
+ */
+static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
+{
+	const x86_op_mem *m = &op->mem;
+	int base = xk_gpr(m->base, NULL, NULL), k;
+	struct sx *v;
+
+	if (s->no_mem_inputs || s->stored || m->segment != X86_REG_INVALID ||
+	    m->index != X86_REG_INVALID || base < 0 || s->reg_written[base] ||
+	    (w != 8 && w != 16 && w != 32 && w != 64) ||
+	    m->disp > XK_MAX_LOAD_DISP || m->disp < -XK_MAX_LOAD_DISP)
+		return node(s, SX_UNKNOWN, w, NULL, NULL);
+	for (k = 0; k < s->nr_mem_in; k++)
+		if (s->mem_in[k].base == base && s->mem_in[k].disp == m->disp &&
+		    s->mem_in[k].width == w)
+			break;
+	if (k == XK_MAX_MEM_INPUTS)
+		return node(s, SX_UNKNOWN, w, NULL, NULL);
+	if (k == s->nr_mem_in) {
+		s->mem_in[k].base = base;
+		s->mem_in[k].disp = m->disp;
+		s->mem_in[k].width = w;
+		s->nr_mem_in++;
+	}
+	s->reg_read_first[base] = true;	/* the address: an input too */
+	v = node(s, SX_REG, w, NULL, NULL);
+	if (v)
+		v->reg = XK_NR_REGS + k;
+	return v;
+}
+
 static struct sx *read_op(struct sx_state *s, const struct xk_insn *in,
 			  const cs_x86_op *op, bool is_seed)
 {
@@ -151,11 +187,20 @@ static struct sx *read_op(struct sx_state *s, const struct xk_insn *in,
 		}
 		return cnst(s, w, op->imm);
 	case X86_OP_MEM:
-		/* a value from memory is unknown to the model */
-		return node(s, SX_UNKNOWN, w, NULL, NULL);
+		return read_mem(s, op, w);
 	default:
 		return NULL;
 	}
+}
+
+bool sx_uses_mem_inputs(const struct sx *e)
+{
+	if (!e)
+		return false;
+	if (e->kind == SX_REG && e->reg >= XK_NR_REGS)
+		return true;
+	return sx_uses_mem_inputs(e->a) || sx_uses_mem_inputs(e->b) ||
+	       sx_uses_mem_inputs(e->c);
 }
 
 static bool mentions(const struct sx *e, enum sx_kind k)
@@ -310,6 +355,18 @@ int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 	if (s->pool_used + SX_STEP_MAX_NODES > s->pool_size)
 		return unsupported(s, in, "the span needs more expression nodes "
 				   "than the model's pool holds");
+	/* a store: memory read before it may no longer hold what was read */
+	for (int i = 0; i < in->x86.op_count; i++) {
+		if (in->x86.operands[i].type == X86_OP_MEM &&
+		    (in->x86.operands[i].access & CS_AC_WRITE)) {
+			s->mem_clobbered |= s->nr_mem_in > 0;
+			s->stored = true;
+		}
+	}
+	if (in->is_call) {
+		s->mem_clobbered |= s->nr_mem_in > 0;
+		s->stored = true;
+	}
 	err = step(s, in, is_seed);
 	if (!err && s->exhausted)
 		return unsupported(s, in, "one instruction needed more than "
@@ -719,7 +776,12 @@ void sx_print(const struct sx *e, char *buf, size_t size)
 		sx_print(e->c, c, sizeof(c));
 	switch (e->kind) {
 	case SX_CONST: snprintf(buf, size, "%#llx", (unsigned long long)e->v); break;
-	case SX_REG: snprintf(buf, size, "%s", xk_reg_name(e->reg)); break;
+	case SX_REG:
+		if (e->reg >= XK_NR_REGS)
+			snprintf(buf, size, "m%d", e->reg - XK_NR_REGS);
+		else
+			snprintf(buf, size, "%s", xk_reg_name(e->reg));
+		break;
 	case SX_PARAM: snprintf(buf, size, "P%d", e->param); break;
 	case SX_UNKNOWN: snprintf(buf, size, "?mem"); break;
 	case SX_NEG: snprintf(buf, size, "-(%s)", a); break;

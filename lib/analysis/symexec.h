@@ -60,6 +60,17 @@ struct sx_state {
 	struct sx *st_val;
 	uint64_t st_off;		/* offset of the store */
 	uint64_t st_rip_end;		/* end of a rip-relative store */
+	/*
+	 * Values read from memory at [base + disp] whose base is the span's
+	 * input (unchanged so far) and that no store in the span precedes:
+	 * inputs XK_NR_REGS + k of the programs. A store after one of them
+	 * (mem_clobbered) makes them unusable; so does no_mem_inputs.
+	 */
+	int nr_mem_in;
+	struct { int base; int64_t disp; int width; } mem_in[XK_MAX_MEM_INPUTS];
+	bool no_mem_inputs;
+	bool stored;			/* a store was executed */
+	bool mem_clobbered;		/* ... after a memory input was read */
 	char why[256];			/* why execution stopped, if it failed */
 	/* arena */
 	struct sx *pool;
@@ -69,6 +80,8 @@ struct sx_state {
 };
 
 int sx_init(struct sx_state *s);
+/* Whether an expression reads a memory input (an input past the GPRs). */
+bool sx_uses_mem_inputs(const struct sx *e);
 void sx_free(struct sx_state *s);
 /*
  * Executes one instruction; is_seed makes its immediate a parameter.

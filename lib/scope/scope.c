@@ -56,7 +56,8 @@ static int check_span_rules(const char *where, int idx,
 	if (s->cls == XK_SPAN_UNSUPPORTED)
 		return 0;
 	if (s->nr_locs > XK_MAX_LOCS || s->nr_exits > XK_MAX_EXITS ||
-	    s->nr_ranges > XK_MAX_RANGES || s->nr_params > XK_MAX_PARAMS)
+	    s->nr_ranges > XK_MAX_RANGES || s->nr_params > XK_MAX_PARAMS ||
+	    s->nr_imms > XK_MAX_PARAMS || s->nr_mem_in > XK_MAX_MEM_INPUTS)
 		return xk_err(-EINVAL, "%s: span %d (%s): more locations, exits, "
 				       "ranges or fits than the limits", where,
 			      idx, s->func);
@@ -101,6 +102,9 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 			(unsigned long long)s->imm[k].insn, s->imm[k].insn_len,
 			(unsigned long long)s->imm[k].field, s->imm[k].size,
 			s->imm[k].width);
+	for (int k = 0; k < s->nr_mem_in; k++)
+		fprintf(f, "input %d %s %lld %d\n", k, xk_reg_name(s->mem_in[k].base),
+			(long long)s->mem_in[k].disp, s->mem_in[k].width);
 	for (int l = 0; l < s->nr_locs; l++) {
 		const struct xk_scope_loc *loc = &s->locs[l];
 
@@ -245,6 +249,12 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	memcpy(d->exits, s->exits, sizeof(d->exits));
 	d->nr_ranges = s->nr_ranges;
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
+	d->nr_mem_in = s->nr_mem_in;
+	for (int k = 0; k < s->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
+		d->mem_in[k].base = s->mem_in[k].base;
+		d->mem_in[k].width = s->mem_in[k].width;
+		d->mem_in[k].disp = s->mem_in[k].disp;
+	}
 	d->nr_imms = s->nr_imms;
 	for (int k = 0; k < s->nr_imms && k < XK_MAX_PARAMS; k++) {
 		d->imms[k].insn = s->imm[k].insn;
@@ -468,6 +478,19 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->fit[k][0] = a;
 			s->fit[k][1] = b;
 			s->nr_params++;
+		} else if (!strncmp(r->cur, "input ", 6)) {
+			struct xk_scope_mem_in *m = &s->mem_in[s->nr_mem_in];
+			char reg[16];
+			long long disp;
+			int k;
+
+			if (s->nr_mem_in == XK_MAX_MEM_INPUTS ||
+			    sscanf(r->cur + 6, "%d %15s %lld %d", &k, reg, &disp,
+				   &m->width) != 4 || k != s->nr_mem_in ||
+			    (m->base = parse_reg(reg)) < 0 || m->base >= XK_NR_REGS)
+				return bad(r, "input K REGISTER DISP WIDTH (before the locs)");
+			m->disp = disp;
+			s->nr_mem_in++;
 		} else if (!strncmp(r->cur, "imm ", 4)) {
 			struct xk_scope_imm *m = &s->imm[s->nr_imms];
 			unsigned long long insn, field;

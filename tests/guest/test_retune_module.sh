@@ -3,7 +3,10 @@
 # net/ipv4/tcp_bbr.o): its table names bbr_main as tcp_bbr:bbr_main; with
 # the module not loaded the load is refused, naming it; loaded, the probe
 # is armed in the module's text and rewrites on every ACK of a BBR flow
-# over loopback; unloading the constant leaves the module as it was.
+# over loopback; when tcp_bbr is removed while the constant is loaded, its
+# span is marked gone (module notifier: xk status says so, a new value
+# writes nothing there) and nothing breaks; unloading the constant then
+# leaves the kernel as it was.
 # Two of its three uses are refused by the analysis: --partial.
 . "$(dirname "$0")/lib.sh"
 cleanup() {
@@ -32,6 +35,15 @@ sleep 0.5
 iperf3 -c 127.0.0.1 -p 5209 -t 2 >/dev/null || fail "iperf3"
 hits=$($XK -j status | jq '[.[] | select(.constant == "CYCLE_LEN") | .probes[].hits] | add')
 [ "$hits" -gt 0 ] || fail "no rewrite in bbr_main during a BBR flow (hits $hits)"
+# the module goes away under the loaded constant
+sysctl -qw net.ipv4.tcp_congestion_control=cubic
+for _ in 1 2 3 4 5 6 7 8 9 10; do modprobe -r tcp_bbr 2>/dev/null && break; sleep 1; done
+grep -q '^tcp_bbr ' /proc/modules && fail "tcp_bbr cannot be removed while the constant is loaded"
+states=$($XK -j status | jq -r '[.[] | select(.constant == "CYCLE_LEN") | .probes[] | .probe + "/" + .settle] | join(",")')
+expect_eq "span state once tcp_bbr is gone" "$states" "gone/its module was unloaded"
+dmesg | grep -q "xkernel: CYCLE_LEN: span 0 (tcp_bbr:bbr_main) gone with module tcp_bbr" ||
+	fail "the span's going not in the kernel log"
+$XK set CYCLE_LEN=7 >/dev/null || fail "set after tcp_bbr went"
 $XK unload CYCLE_LEN >/dev/null || fail "unload"
 expect_eq "probes after unload" "$(grep -c tcp_bbr /sys/kernel/debug/kprobes/list)" 0
 modprobe -r tcp_bbr 2>/dev/null

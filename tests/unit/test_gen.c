@@ -156,6 +156,37 @@ EXPECT(STOCK, HYSTART_DELAY_MIN, { "cubictcp_acked", XK_SPAN_REGISTER, 1, 0, NUL
 EXPECT(STOCK, HYSTART_DELAY_MAX, { "cubictcp_acked", XK_SPAN_REGISTER, 1, 0, NULL })
 EXPECT(STOCK, TCP_BACKLOG_SLACK, { "tcp_add_backlog", XK_SPAN_REGISTER, 1, 0, NULL })
 
+/*
+ * A compare of memory with the constant (cmpl $N-1, 0x2c(%r12); ja): the
+ * memory is an input of the program, read at the probe point, and the
+ * flags follow it: below, at and above the compiled-in threshold.
+ */
+static int plug_flush_reads_memory(void)
+{
+	struct xk_scope t;
+	__u64 in[XK_NR_INPUTS] = { 0 };
+	const struct xk_scope_span *s;
+
+	CHECK(gen(STOCK, "BLK_PLUG_FLUSH_SIZE", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	s = &t.spans[0];
+	CHECK(s->cls == XK_SPAN_FLAGS && !strcmp(s->func, "blk_add_rq_to_plug"));
+	CHECK(s->nr_mem_in == 1 && s->mem_in[0].base == XK_R12 &&
+	      s->mem_in[0].disp == 0x2c && s->mem_in[0].width == 32);
+	/* ja taken (CF = ZF = 0) exactly when the size is >= N */
+	for (int64_t n = 4096; n <= 262144; n *= 2) {
+		for (int64_t d = -1; d <= 1; d++) {
+			__u64 fl;
+
+			in[XK_NR_REGS] = (__u64)(n + d);
+			fl = xk_expr_eval(&s->locs[0].expr, in, n);
+			CHECK(!(fl & (XK_EFLAGS_CF | XK_EFLAGS_ZF)) == (n + d >= n));
+		}
+	}
+	xk_scope_free(&t);
+	return 0;
+}
+
 /* the BLK span where 32 -> 64 changes the instruction: checked by value */
 static int blk_span_is_the_sbb_sequence(void)
 {
@@ -351,6 +382,7 @@ int main(void)
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
 		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
+		T(plug_flush_reads_memory),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),

@@ -158,8 +158,14 @@ static int programs_validate(void)
 	CHECK(xk_expr_validate(&e) == 0);
 	e.insn[0].width = 12;
 	CHECK(xk_expr_validate(&e) == -EINVAL);		/* bad width */
-	e.insn[0] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64, .reg = 16 };
-	CHECK(xk_expr_validate(&e) == -EINVAL);		/* no such register */
+	e.insn[0] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64,
+					   .reg = XK_NR_INPUTS };
+	CHECK(xk_expr_validate(&e) == -EINVAL);		/* no such input */
+	/* a memory input only where the span has it (xk_rule_check_inputs) */
+	e.insn[0].reg = XK_NR_REGS;
+	CHECK(xk_expr_validate(&e) == 0);
+	CHECK(xk_rule_check_inputs(&e, 0) != NULL);
+	CHECK(xk_rule_check_inputs(&e, 1) == NULL);
 	e.insn[0] = (struct xk_expr_insn){ .op = XK_OP_SUB, .width = 64 };
 	CHECK(xk_expr_validate(&e) == -EINVAL);		/* stack underflow */
 	e.len = 0;

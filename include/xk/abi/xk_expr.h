@@ -44,9 +44,19 @@ enum xk_reg {
 	XK_BASE_RIP = XK_NR_REGS + 1,	/* a memory location's base: rip */
 };
 
+/*
+ * A program's inputs: the general registers at the probe point, then up to
+ * XK_MAX_MEM_INPUTS values read from memory at [register + disp] there
+ * (xk_ioc_span.mem_in; the runtime reads them fault-tolerantly before the
+ * program runs). XK_OP_REG names an input; arrays of inputs hold
+ * XK_NR_INPUTS.
+ */
+#define XK_MAX_MEM_INPUTS 2
+#define XK_NR_INPUTS (XK_NR_REGS + XK_MAX_MEM_INPUTS)
+
 enum xk_op {
 	XK_OP_CONST = 1,	/* push imm */
-	XK_OP_REG,		/* push regs[reg] */
+	XK_OP_REG,		/* push regs[reg]: an input (XK_NR_INPUTS) */
 	XK_OP_PARAM,		/* push imm * N + imm2: a fitted immediate */
 	XK_OP_ADD,
 	XK_OP_SUB,
@@ -152,7 +162,7 @@ static inline int xk_prog_validate(const struct xk_expr_insn *insn, __u32 len,
 		if (in->width != 8 && in->width != 16 && in->width != 32 &&
 		    in->width != 64)
 			return -EINVAL;
-		if (in->op == XK_OP_REG && in->reg >= XK_NR_REGS)
+		if (in->op == XK_OP_REG && in->reg >= XK_NR_INPUTS)
 			return -EINVAL;
 		if (in->op == XK_OP_SEXT && (in->imm < 1 || in->imm > 64))
 			return -EINVAL;
@@ -250,7 +260,7 @@ static inline __u64 xk_prog_run(const struct xk_expr_insn *insn, __u32 len,
 		}
 		switch (in->op) {
 		case XK_OP_CONST: r = (__u64)in->imm; break;
-		case XK_OP_REG: r = regs[in->reg % XK_NR_REGS]; break;
+		case XK_OP_REG: r = regs[in->reg % XK_NR_INPUTS]; break;
 		case XK_OP_PARAM:	/* wraps: no signed overflow */
 			r = (__u64)in->imm * (__u64)n + (__u64)in->imm2;
 			break;

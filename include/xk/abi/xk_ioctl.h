@@ -76,6 +76,14 @@ struct xk_ioc_span {
 	__u32 nr_imms;
 	__u32 pad4;
 	struct xk_ioc_imm imms[XK_MAX_PARAMS];
+	/* values the programs read from memory (XK_OP_REG XK_NR_REGS + k) */
+	__u32 nr_mem_in;
+	__u32 pad5;
+	struct xk_ioc_mem_in {
+		__s32 base;	/* enum xk_reg */
+		__u32 width;	/* bits read, zero-extended */
+		__s64 disp;
+	} mem_in[XK_MAX_MEM_INPUTS];
 };
 
 struct xk_ioc_version {
@@ -246,6 +254,14 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		return why;
 	if (d->nr_cands > XK_MAX_CANDS)
 		return "more candidate functions than the limit";
+	if (d->nr_mem_in > XK_MAX_MEM_INPUTS)
+		return "more memory inputs than the limit";
+	for (i = 0; i < d->nr_mem_in; i++) {
+		why = xk_rule_check_mem_in(d->mem_in[i].base, d->mem_in[i].width,
+					   d->mem_in[i].disp);
+		if (why)
+			return why;
+	}
 	if (d->nr_imms > XK_MAX_PARAMS)
 		return "more settleable immediates than the limit";
 	for (i = 0; i < d->nr_imms; i++) {
@@ -276,6 +292,9 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		}
 		if (xk_expr_validate(&l->expr))
 			return "an update program is malformed";
+		why = xk_rule_check_inputs(&l->expr, d->nr_mem_in);
+		if (why)
+			return why;
 	}
 	for (i = 0; i < d->nr_ranges; i++) {
 		why = xk_rule_check_range(d->ranges[i][0], d->ranges[i][1],

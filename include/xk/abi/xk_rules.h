@@ -36,6 +36,7 @@
 #define XK_MAX_MEM_DISP 4096	/* |disp| of a [register + disp] location */
 #define XK_MAX_MASKED_RUN 10	/* consecutive bytes left uncompared */
 #define XK_MAX_TIMEOUT_MS 60000	/* a transition's wait (global, per task) */
+#define XK_MAX_LOAD_DISP 0x100000	/* |disp| of a memory input (1 MiB) */
 #define XK_DEFAULT_TIMEOUT_MS 1000	/* ... when the request says 0 */
 
 /* location kinds: enum xk_reg (a register), XK_LOC_FLAGS, or memory */
@@ -321,6 +322,34 @@ static inline const char *xk_rule_check_range(__u64 from, __u64 to,
 {
 	return from < to && to <= func_size ? 0 :
 	       "a safe-span range lies outside the function";
+}
+
+/*
+ * A memory input of the update programs: [base + disp] read at the probe
+ * point, width bits (zero-extended); base a general register, |disp| at
+ * most XK_MAX_LOAD_DISP. The runtime reads it fault-tolerantly.
+ */
+static inline const char *xk_rule_check_mem_in(__s32 base, __u32 width,
+					       __s64 disp)
+{
+	if (base < 0 || base >= XK_NR_REGS)
+		return "a memory input's base is not a general register";
+	if (!xk_rule_width_ok(width))
+		return "a memory input's width is malformed";
+	if (disp > XK_MAX_LOAD_DISP || disp < -XK_MAX_LOAD_DISP)
+		return "a memory input's displacement is past the limit";
+	return 0;
+}
+
+/* The inputs a span's programs may name: its registers and memory inputs. */
+static inline const char *xk_rule_check_inputs(const struct xk_expr *e,
+					       __u32 nr_mem_in)
+{
+	for (__u32 i = 0; i < e->len && i < XK_EXPR_MAX_INSNS; i++)
+		if (e->insn[i].op == XK_OP_REG &&
+		    e->insn[i].reg >= XK_NR_REGS + nr_mem_in)
+			return "a program reads a memory input the span does not have";
+	return 0;
 }
 
 /* ---- settling: immediates rewritten in place ---- */
