@@ -29,6 +29,7 @@
 #define pr_fmt(fmt) "xkernel: " fmt
 
 #include <linux/cpu.h>
+#include <linux/delay.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -202,6 +203,7 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 		      bool restore, char *error)
 {
 	struct kprobe *borrow, **kps;
+	unsigned long *borrow_addr;
 	u32 nr_kps = 0, i, m, k;
 	u8 bytes[XK_MAX_PARAMS][8];
 	int err;
@@ -212,7 +214,8 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 		return 0;	/* nothing to poke */
 	borrow = kcalloc(nr * XK_MAX_PARAMS, sizeof(*borrow), GFP_KERNEL);
 	kps = kcalloc(nr * XK_MAX_PARAMS, sizeof(*kps), GFP_KERNEL);
-	err = borrow && kps ? 0 : -ENOMEM;
+	borrow_addr = kcalloc(nr * XK_MAX_PARAMS, sizeof(*borrow_addr), GFP_KERNEL);
+	err = borrow && kps && borrow_addr ? 0 : -ENOMEM;
 	for (i = 0; i < nr && !err; i++) {
 		for (m = 0; m < spans[i]->desc.nr_imms; m++) {
 			struct kprobe *kp = &borrow[nr_kps];
@@ -233,8 +236,23 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 		if (kps[i])
 			kps[k++] = kps[i];
 	nr_kps = k;
+	for (k = 0; k < nr_kps; k++)
+		borrow_addr[k] = (unsigned long)kps[k]->addr;
 	for (k = 0; k < nr_kps && !err; k++) {
-		err = register_kprobe(kps[k]);
+		/*
+		 * kprobes decodes the function up to the address from the live
+		 * text; another patch under way there (an int3 of text_poke_bp)
+		 * fails it for a moment: tried again, at most three times
+		 */
+		for (int tries = 0; tries < 3; tries++) {
+			err = register_kprobe(kps[k]);
+			if (err != -EINVAL && err != -EILSEQ)
+				break;
+			memset(kps[k], 0, sizeof(*kps[k]));
+			kps[k]->addr = (void *)borrow_addr[k];
+			kps[k]->post_handler = no_post;
+			msleep(20);
+		}
 		if (err) {
 			xk_error(error, "cannot place the probe that guards %pS while "
 				 "it changes (%d)", kps[k]->addr, err);
@@ -273,6 +291,7 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 	on_each_cpu(sync_core_ipi, NULL, 1);
 	unregister_kprobes(kps, nr_kps);	/* the first bytes back */
 out:
+	kfree(borrow_addr);
 	kfree(kps);
 	kfree(borrow);
 	return err;
