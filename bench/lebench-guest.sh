@@ -9,6 +9,8 @@
 #            MAX_RW_COUNT=2147475456 (vfs_read, vfs_write: every read and
 #            write, so ctxsw's pipe and the file ops), EP_MAX_EVENTS=178956969
 #            (do_epoll_wait), N_STACK_PPS=29 (do_sys_poll)
+#   settled  the module's values written into the kernel text (xk settle):
+#            no probe left where the immediates can hold them
 #   policy   MAX_RW_COUNT=2147475456 chosen by an eBPF policy at every span
 #            (bench/rw_fixed.bpf.c); nothing else armed
 #   none2    no xkernel again (module unloaded): the run-to-run floor
@@ -51,6 +53,11 @@ sleep 1			# kprobe optimization is deferred work
 probes module-armed
 pass module
 probes module
+# settled: the same values written into the text, the probes gone
+$XK settle MAX_RW_COUNT EP_MAX_EVENTS N_STACK_PPS > /dev/null ||
+	echo "LBI settled warning: xk settle failed"
+pass settled
+probes settled
 $XK unload --all > /dev/null
 if [ "$mode" = det ]; then
 	$XK load MAX_RW_COUNT --policy build/bpf/rw_fixed.bpf.o --param value=2147475456 > /dev/null
