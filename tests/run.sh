@@ -54,6 +54,10 @@ prepare_tables() {
 }
 suite tables prepare_tables
 suite guest build/xk vm run --timeout 1800 -- tests/guest/run.sh
+# settling pokes live text: once more in the deterministic guest
+# (single-threaded TCG), the other model of cross-modifying code
+suite guest-settle-deterministic build/xk vm run --deterministic --smp 1 \
+	--timeout 600 -- tests/guest/run.sh tests/guest/test_settle.sh
 # lockdown is one-way for a boot: its test has a boot of its own
 suite guest-lockdown build/xk vm run --timeout 600 -- tests/guest/run.sh \
 	tests/guest/solo_lockdown.sh
