@@ -9,7 +9,9 @@
  *     value, both with -ffunction-sections -fdata-sections.
  *  2. The two are compared function by function (bytes with relocated
  *     fields masked, relocations by target); the functions that differ must
- *     be exactly those of the spans, and no data section may differ.
+ *     be exactly those of the spans, and no data section may differ. With
+ *     the default value nothing differs, and the spans' functions are taken
+ *     as they are: a patch that changes nothing, the mechanism's cost alone.
  *  3. The changed functions are copied into one relocatable object, with
  *     the rodata they read, and the entries of __jump_table, __bug_table,
  *     __ex_table, __mcount_loc, .altinstructions and .smp_locks that name
@@ -1175,7 +1177,7 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 		struct klp_pair pair;
 		struct xk_obj b, n;
 		bool *changed = NULL;
-		int nr_changed;
+		int nr_changed = 0;
 
 		pr_info("compiling %s with %s = %lld and %lld\n", objs[i], c->name,
 			c->def, value);
@@ -1193,6 +1195,18 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 		changed = calloc(n.nr_secs, sizeof(*changed));
 		err = changed ? diff_objects(&b, &n, changed, &nr_changed) :
 				xk_err(-ENOMEM, "%s: out of memory", __func__);
+		/* the default itself: nothing changes, and the patch replaces
+		 * the spans' functions as compiled (the mechanism's cost alone) */
+		if (!err && value == c->def && nr_changed)
+			err = xk_err(-EINVAL, "%s: code changes with the default value",
+				     objs[i]);
+		for (int j = 0; j < t->nr_spans && !err && value == c->def; j++) {
+			const struct xk_sym *f = strcmp(t->spans[j].object, objs[i]) ? NULL :
+						 xk_obj_find_func(&n, t->spans[j].func, NULL);
+
+			if (f && f->sec)
+				changed[f->sec->index] = true;
+		}
 		/* the changed functions must be the spans' functions */
 		for (size_t s = 1; s < n.nr_secs && !err; s++) {
 			const struct xk_sym *f = changed[s] ? only_symbol(&n, &n.secs[s]) : NULL;

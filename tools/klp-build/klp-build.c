@@ -4,9 +4,10 @@
  * Builds, the kpatch way, a livepatch module that compiles NAME = VALUE into
  * the functions holding NAME's spans (lib/analysis/klp.c):
  *
- *   build/klp-build [-c CATALOG] [-r RELEASE] -o DIR NAME=VALUE
+ *   build/klp-build [-c CATALOG] [-r RELEASE] [-t TABLE] -o DIR NAME=VALUE
  *
- * NAME's scope table must exist (build/xk gen NAME). Prints what it built,
+ * NAME's scope table (TABLE, by default the cache's: build/xk gen NAME)
+ * names the functions the livepatch replaces. Prints what it built,
  * one "key value" a line, the module's path on the line "ko PATH".
  */
 #include <errno.h>
@@ -30,13 +31,13 @@ static int print_cb(enum xk_print_level level, const char *fmt, va_list ap)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: klp-build [-c CATALOG] [-r RELEASE] -o DIR NAME=VALUE\n");
+	fprintf(stderr, "usage: klp-build [-c CATALOG] [-r RELEASE] [-t TABLE] -o DIR NAME=VALUE\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	const char *catalog = NULL, *release = NULL, *dir = NULL;
+	const char *catalog = NULL, *release = NULL, *dir = NULL, *table_arg = NULL;
 	char name[64], table[XK_PATH_MAX + 128], def_catalog[PATH_MAX + 64];
 	struct xk_klp_result res;
 	struct xk_constant c;
@@ -46,11 +47,12 @@ int main(int argc, char **argv)
 	char *eq, *end;
 	int opt, err;
 
-	while ((opt = getopt(argc, argv, "c:r:o:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:r:o:t:h")) != -1) {
 		switch (opt) {
 		case 'c': catalog = optarg; break;
 		case 'r': release = optarg; break;
 		case 'o': dir = optarg; break;
+		case 't': table_arg = optarg; break;
 		default: return usage();
 		}
 	}
@@ -88,13 +90,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "klp-build: %s\n", xk_last_error());
 		return 1;
 	}
-	snprintf(table, sizeof(table), "%s/scopes/%s.scope", k.dir, name);
+	if (table_arg)
+		snprintf(table, sizeof(table), "%s", table_arg);
+	else
+		snprintf(table, sizeof(table), "%s/scopes/%s.scope", k.dir, name);
 	err = xk_constant_resolve(catalog, name, &c);
 	if (!err) {
 		err = xk_scope_read(table, &t);
 		if (err)
-			fprintf(stderr, "klp-build: no scope table of %s (run xk gen %s)\n",
-				name, name);
+			fprintf(stderr, "klp-build: no scope table of %s at %s (xk gen)\n",
+				name, table);
+		else if (strcmp(t.constant, name)) {
+			fprintf(stderr, "klp-build: %s is the table of %s\n", table,
+				t.constant);
+			xk_scope_free(&t);
+			return 1;
+		}
 	}
 	if (err) {
 		fprintf(stderr, "klp-build: %s\n", xk_last_error());
