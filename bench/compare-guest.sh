@@ -149,7 +149,7 @@ read -r lp_dis lp_dis99 < <(stats < $T/lp_disable)
 read -r xk_unw xk_unw99 < <(stats < $T/xk_unload_wall)
 read -r lp_disw lp_disw99 < <(stats < $T/lp_disable_wall)
 pct() { echo "$1 $i_none" | awk '{ printf "%+.1f", ($1 - $2) * 100 / $2 }'; }
-ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
+ratio() { echo "$1 $2" | awk '{ if ($2 == 0) printf "n/a"; else printf "%.2f", $1 / $2 }'; }
 echo
 echo "BLK_MAX_REQUEST_COUNT = $V; $nxk xk rounds, $nlp livepatch rounds; ms of guest time (median / p99)"
 printf '  %-52s %12s %12s\n' "" median p99
