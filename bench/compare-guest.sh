@@ -117,7 +117,10 @@ f_after=$(flushes)
 
 # ---- load and transitions ----
 for i in $(seq "$nxk"); do
+	t0=$(now_ns)
 	$XK -j load "$table" --value "$V" > $T/l.json
+	t1=$(now_ns)
+	echo "scale=3; ($t1 - $t0) / 1000000" | bc >> $T/xk_load_wall
 	jq .load_ms $T/l.json >> $T/xk_load
 	jq .transition_ms $T/l.json >> $T/xk_tr_load
 	$XK -j set BLK_MAX_REQUEST_COUNT=$((8 + i)) | jq .transition_ms >> $T/xk_imm
@@ -147,6 +150,7 @@ read -r lp_en lp_en99 < <(stats < $T/lp_enable)
 read -r lp_enw lp_enw99 < <(stats < $T/lp_enable_wall)
 read -r lp_dis lp_dis99 < <(stats < $T/lp_disable)
 read -r xk_unw xk_unw99 < <(stats < $T/xk_unload_wall)
+read -r xk_lw xk_lw99 < <(stats < $T/xk_load_wall)
 read -r lp_disw lp_disw99 < <(stats < $T/lp_disable_wall)
 pct() { echo "$1 $i_none" | awk '{ printf "%+.1f", ($1 - $2) * 100 / $2 }'; }
 ratio() { echo "$1 $2" | awk '{ if ($2 == 0) printf "n/a"; else printf "%.2f", $1 / $2 }'; }
@@ -158,6 +162,7 @@ printf '  %-52s %12s %12s\n' "livepatch: insmod until transition 0 (wall)" "$lp_
 printf '  %-52s %12s %12s\n' "livepatch: unpatching transition (dmesg)" "$lp_dis" "$lp_dis99"
 printf '  %-52s %12s %12s\n' "livepatch: disable + rmmod (wall)" "$lp_disw" "$lp_disw99"
 printf '  %-52s %12s %12s\n' "xk load (validate + arm 2 spans)" "$xk_load" "$xk_load99"
+printf '  %-52s %12s %12s\n' "xk load --value V, whole command (wall)" "$xk_lw" "$xk_lw99"
 printf '  %-52s %12s %12s\n' "xk set, immediate transition" "$xk_imm" "$xk_imm99"
 printf '  %-52s %12s %12s\n' "xk set --mode global transition" "$xk_glob" "$xk_glob99"
 if [ $settle = yes ]; then
@@ -185,9 +190,12 @@ fi
 printf '  %-40s %10s %8s %10d\n' "after both unloaded" "" "" "$f_after"
 echo
 echo "ratios (livepatch / xk):"
-echo "  time to take effect:   livepatch enable->complete $lp_en ms / xk load+immediate" \
+echo "  command until in effect (wall): livepatch insmod->transition 0 $lp_enw ms /" \
+	"xk load $xk_lw ms = $(ratio "$lp_enw" "$xk_lw")x"
+echo "  in the kernel: livepatch enable->complete $lp_en ms / xk load+immediate" \
 	"$(echo "$xk_load + $xk_imm" | bc) ms = $(ratio "$lp_en" "$(echo "$xk_load + $xk_imm" | bc)")x"
-echo "  against a global transition: $lp_en / $xk_glob = $(ratio "$lp_en" "$xk_glob")x"
+echo "  a change of value: livepatch (a new module) $lp_en ms / xk set immediate $xk_imm ms," \
+	"global $xk_glob ms = $(ratio "$lp_en" "$xk_glob")x"
 echo "  per-request overhead at 32: livepatch +$((i_lp_def - i_none)), xk +$((i_xk_def - i_none))" \
 	"instructions: xk / livepatch = $(ratio $((i_xk_def - i_none)) $((i_lp_def - i_none)))x"
 echo "  per request at $V: xk immediate / livepatch = $(ratio "$i_xk" "$i_lp")x"
