@@ -108,7 +108,8 @@ i_xkg=$(per_req); f_xkg=$(flushes)
 settle=no
 if $XK help settle > /dev/null 2>&1; then
 	settle=yes
-	$XK -q settle BLK_MAX_REQUEST_COUNT > /dev/null
+	$XK -j settle BLK_MAX_REQUEST_COUNT > $T/s.json
+	settled="$(jq '.[0].settled_spans' $T/s.json) in the text, $(jq '.[0].probed_spans' $T/s.json) probed"
 	sleep 1
 	i_xks=$(per_req); f_xks=$(flushes)
 fi
@@ -126,10 +127,7 @@ for i in $(seq "$nxk"); do
 	$XK -j set BLK_MAX_REQUEST_COUNT=$((8 + i)) | jq .transition_ms >> $T/xk_imm
 	$XK -j set --mode global BLK_MAX_REQUEST_COUNT=$((64 + i)) | jq .transition_ms >> $T/xk_glob
 	if [ $settle = yes ]; then
-		t0=$(now_ns)
-		$XK -q settle BLK_MAX_REQUEST_COUNT > /dev/null
-		t1=$(now_ns)
-		echo "scale=3; ($t1 - $t0) / 1000000" | bc >> $T/xk_settle
+		$XK -j settle BLK_MAX_REQUEST_COUNT | jq '.[0].settle_ms' >> $T/xk_settle
 	fi
 	t0=$(now_ns)
 	$XK -q unload BLK_MAX_REQUEST_COUNT > /dev/null
@@ -167,7 +165,7 @@ printf '  %-52s %12s %12s\n' "xk set, immediate transition" "$xk_imm" "$xk_imm99
 printf '  %-52s %12s %12s\n' "xk set --mode global transition" "$xk_glob" "$xk_glob99"
 if [ $settle = yes ]; then
 	read -r xk_set xk_set99 < <(stats < $T/xk_settle)
-	printf '  %-52s %12s %12s\n' "xk settle (whole command, wall)" "$xk_set" "$xk_set99"
+	printf '  %-52s %12s %12s\n' "xk settle (value into the text, probes off)" "$xk_set" "$xk_set99"
 else
 	printf '  %-52s %12s\n' "xk settle" "n/a (no settle)"
 fi
@@ -183,7 +181,7 @@ printf '  %-40s %10d %7s%% %10d\n' "livepatch, $V compiled in" "$i_lp" "$(pct "$
 printf '  %-40s %10d %7s%% %10d\n' "xk, $V, immediate" "$i_xk" "$(pct "$i_xk")" "$f_xk"
 printf '  %-40s %10d %7s%% %10d\n' "xk, $V, global" "$i_xkg" "$(pct "$i_xkg")" "$f_xkg"
 if [ $settle = yes ]; then
-	printf '  %-40s %10d %7s%% %10d\n' "xk, $V, settled" "$i_xks" "$(pct "$i_xks")" "$f_xks"
+	printf '  %-40s %10d %7s%% %10d\n' "xk, $V, settled ($settled)" "$i_xks" "$(pct "$i_xks")" "$f_xks"
 else
 	printf '  %-40s %10s %8s %10s\n' "xk, $V, settled" "n/a" "" "(no settle)"
 fi
@@ -199,6 +197,7 @@ echo "  a change of value: livepatch (a new module) $lp_en ms / xk set immediate
 echo "  per-request overhead at 32: livepatch +$((i_lp_def - i_none)), xk +$((i_xk_def - i_none))" \
 	"instructions: xk / livepatch = $(ratio $((i_xk_def - i_none)) $((i_lp_def - i_none)))x"
 echo "  per request at $V: xk immediate / livepatch = $(ratio "$i_xk" "$i_lp")x"
+[ $settle = no ] || echo "  per request at $V: xk settled / livepatch = $(ratio "$i_xks" "$i_lp")x"
 [ $settle = yes ] || f_xks=$f_xk
 if [ "$f_lp" = "$f_xk" ] && [ "$f_lp" = "$f_xkg" ] && [ "$f_lp" = "$f_xks" ] &&
    [ "$f_lp_def" = "$f_none" ] &&
