@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	printf("name %s\n", res.name);
 	for (int i = 0; i < res.nr_funcs; i++)
 		printf("function %s %s\n", res.object[i], res.func[i]);
-	printf("relocations %d section %d exported %d livepatch\n",
+	printf("relocations section=%d exported=%d livepatch=%d\n",
 	       res.relocs_section, res.relocs_exported, res.relocs_klp);
 	printf("special_entries %d\n", res.special_entries);
 	printf("seconds %.1f\n", res.seconds);
