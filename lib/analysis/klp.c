@@ -1274,9 +1274,12 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 	}
 	if (!err) {
 		pr_info("linking %s with Kbuild\n", res->name);
-		err = kbuild(k, dir, log) ?:
-		      xk_snprintf(res->ko, sizeof(res->ko), "%s/%s.ko", dir, res->name) ?:
-		      klp_fixup_ko(res->ko, &moved);
+		/* a module left by an earlier build was rewritten already:
+		 * Kbuild links it again */
+		err = xk_snprintf(res->ko, sizeof(res->ko), "%s/%s.ko", dir, res->name);
+		if (!err && unlink(res->ko) && errno != ENOENT)
+			err = xk_err(-errno, "cannot remove %s", res->ko);
+		err = err ?: kbuild(k, dir, log) ?: klp_fixup_ko(res->ko, &moved);
 	}
 	if (!err && moved != res->relocs_klp)
 		err = xk_err(-EINVAL, "%s: %d livepatch relocations in the module, "
