@@ -147,11 +147,18 @@ $(BUILD)/bench/lebench: bench/lebench.c
 	$(CC) -O2 -Wall -Wextra -Werror -static -pthread -o $@ $< -lm
 all: $(BUILD)/bench/lebench
 
-# every figure of bench/: runtime costs, then the LEBench-style suite
+# bench/compare.sh's livepatch, built the kpatch way (lib/analysis/klp.c)
+$(BUILD)/klp-build: tools/klp-build/klp-build.c $(LIB_ARCHIVES)
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< $(LIB_ARCHIVES) $(LDLIBS)
+all: $(BUILD)/klp-build
+
+# every figure of bench/: runtime costs, the LEBench-style suite, then
+# xkernel against a livepatch of the same constant (docs/compare.md)
 .PHONY: bench soak
 bench: all
 	bench/runtime.sh
 	bench/lebench.sh
+	bench/compare.sh
 
 # the soak: XK_SOAK_CYCLES (1000) load/set/settle/unload cycles in the three
 # modes under fio, iperf3 and a fork storm, in the guest (tests/soak/)

@@ -31,4 +31,13 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 int find_objects(const struct xk_kernel *k, const struct tree *t,
 		 const struct xk_constant *c, struct xk_build_result *res);
 
+/* Shared with klp.c (the livepatch built for bench/compare.sh): */
+/* The compile command Kbuild recorded for obj, without -c -o and the
+ * dependency file; src is the source it compiles. */
+int recorded_command(const struct tree *t, const char *obj, char **cmd,
+		     char *src, size_t src_size);
+/* The preprocessed unit with the constant's value replaced (malloc'd). */
+int patch_unit(const struct xk_constant *c, const char *unit,
+	       long long value, char **out);
+
 #endif

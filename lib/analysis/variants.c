@@ -36,7 +36,7 @@ static int kernel_cc_var(const struct xk_kernel *k, char *out, size_t size)
 }
 
 /* The compile command Kbuild recorded, without its -o/-c and dep file. */
-static int recorded_command(const struct tree *t, const char *obj,
+int recorded_command(const struct tree *t, const char *obj,
 			    char **cmd, char *src, size_t src_size)
 {
 	char path[XK_PATH_MAX], *text, *line, *p;
@@ -97,7 +97,7 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 }
 
 /* Replaces the value in the unit: the #define line, or the literal's text. */
-static int patch_unit(const struct xk_constant *c, const char *unit,
+int patch_unit(const struct xk_constant *c, const char *unit,
 		      long long value, char **out)
 {
 	char repl[160];
