@@ -44,7 +44,7 @@ objs0=$(kmalloc_objs)
 
 fio --name=soak --filename=/dev/nullb0 --rw=randread --bs=4k --iodepth=16 \
 	--ioengine=libaio --direct=1 --time_based --runtime=100000 \
-	--output=/dev/null & pids+=($!)
+	--eta=never --output=/dev/null >/dev/null 2>&1 & pids+=($!)
 iperf3 -s -D -1 >/dev/null 2>&1 || iperf3 -s -D >/dev/null 2>&1
 sleep 0.5
 iperf3 -c 127.0.0.1 -t 100000 >/dev/null 2>&1 & pids+=($!)
@@ -79,7 +79,7 @@ for ((i = 0; i < cycles; i++)); do
 		expect_eq "cycle $i: loaded after a failed load ($m)" "$(value_of)" none
 	fi
 	$XK -q unload --all >/dev/null 2>&1 || fail "cycle $i: unload failed"
-	if [ $((i % 100)) = 99 ]; then
+	if [ $((i % 50)) = 49 ]; then
 		echo "# $((i + 1)) cycles, $(($(date +%s) - t0)) s"
 		rmmod xkernel || fail "cycle $i: rmmod xkernel failed"
 	fi
