@@ -162,6 +162,10 @@ bench: all
 
 # the soak: XK_SOAK_CYCLES (1000) load/set/settle/unload cycles in the three
 # modes under fio, iperf3 and a fork storm, in the guest (tests/soak/)
+$(BUILD)/soak/soak_cycles: tests/soak/soak_cycles.c $(LIB_ARCHIVES)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< $(LIB_ARCHIVES) $(LDLIBS)
+all: $(BUILD)/soak/soak_cycles
 soak: all
 	build/xk -q gen BLK_MAX_REQUEST_COUNT >/dev/null
 	build/xk vm run --timeout 5400 -- tests/soak/soak-guest.sh
