@@ -161,8 +161,13 @@ effect_and_stop() {
 	[ $((n4 * 10)) -ge $((base * 60)) ] || die "at 4: $n4 flushes, want >= 6x $base"
 }
 
+# removal with the tuning in force: the service is stopped, the module
+# unloaded (xkernel-dkms's prerm), DKMS's copy and every file removed
 removal() {
 	local out p
+	systemctl start xkernel.service || die "start failed"
+	expect_eq "$C in force before removal" "$(value $C)" 4
+	echo "xk-test-mark-removal" > /dev/kmsg
 	out=$(DEBIAN_FRONTEND=noninteractive apt-get remove -y xkernel xkernel-dkms \
 		xkernel-dev 2>&1) || die "apt-get remove failed: $out"
 	echo "$out" | grep -iE 'xkernel|module|dkms' | tail -n 8
@@ -177,6 +182,10 @@ removal() {
 	[ ! -e /usr/bin/xk ] || die "/usr/bin/xk is left"
 	[ ! -e /sys/module/xkernel ] || die "xkernel.ko is still loaded after removal"
 	! systemctl is-active -q xkernel.service || die "xkernel.service still active"
+	dmesg | sed -n '/xk-test-mark-removal/,$p' | grep -q "xkernel: unload $C .*value 4 -> 32" ||
+		die "the kernel log has no unload of $C"
+	! grep -q "xkernel\|blk_add_rq_to_plug\|blk_start_plug_nr_ios" /sys/kernel/debug/kprobes/list 2>/dev/null ||
+		die "kprobes left: $(cat /sys/kernel/debug/kprobes/list)"
 }
 
 case $boot in
