@@ -98,7 +98,7 @@ broken_entry() {
 	systemctl restart xkernel.service && die "a broken entry did not fail the service"
 	expect_eq "result" "$(result)" exit-code
 	lines=$(journal | grep -c 'XK_NO_SUCH_CONSTANT')
-	journal | grep XK_NO_SUCH_CONSTANT
+	journal | grep XK_NO_SUCH_CONSTANT | tee $STATE/broken.line
 	expect_eq "journal lines naming the broken entry" "$lines" 1
 	expect_match "its file and line" "$(journal)" \
 		"XK_NO_SUCH_CONSTANT \(/etc/xkernel/60-broken.conf:1\)"
@@ -196,6 +196,7 @@ case $boot in
 	t "modprobe xkernel loads the DKMS module" modprobe_loads
 	t "xkernel.service applies /etc/xkernel (table in /var/lib/xkernel)" service_applies
 	t "a broken entry: one journal line, the rest applied" broken_entry
+	echo "# its journal line: $(cat $STATE/broken.line 2>/dev/null)"
 	t "man xk-set" man_page
 	t "bash completion of xk" completion
 	echo "T_NUM=$T_NUM T_FAILED=$T_FAILED" > $STATE/tap
