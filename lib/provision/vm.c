@@ -489,9 +489,15 @@ static int debian_image(const struct xk_kernel *k,
 		return xk_err(-ENOENT, "no Debian image at %s (rootfs.ext4, "
 				       "initrd.img): run scripts/debian-image.sh",
 			      path);
-	if (!realpath(path, dir) || strlen(dir) >= size)
-		return xk_err(-errno ?: -ENAMETOOLONG, "cannot resolve %s", path);
-	return 0;
+	{
+		char *abs = realpath(path, NULL);
+
+		if (!abs)
+			return xk_err(-errno, "cannot resolve %s", path);
+		err = xk_strlcpy(dir, abs, size);
+		free(abs);
+	}
+	return err ? xk_err(err, "the Debian image's path is too long") : 0;
 }
 
 /*
@@ -607,6 +613,7 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	char console[XK_PATH_MAX + 64], dmesg[XK_PATH_MAX + 64];
 	char memobj[128], chardev[XK_PATH_MAX + 32], smp_s[16], mem_s[16];
 	char tail[2048], qemu[XK_PATH_MAX], image[XK_PATH_MAX];
+	char console_log[XK_PATH_MAX];
 	char disk[XK_PATH_MAX], drive[XK_PATH_MAX + 64];
 	char append[XK_PATH_MAX + 128];
 	pid_t vfsd = 0;
@@ -631,9 +638,10 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	debian = image[0];
 	err = make_run_dir(res->run_dir, sizeof(res->run_dir)) ?:
 	      xk_snprintf(qlog, sizeof(qlog), "%s/qemu.log", res->run_dir) ?:
-	      xk_snprintf(console, sizeof(console),
-			  "file,id=con,append=on,path=%s/console.log",
+	      xk_snprintf(console_log, sizeof(console_log), "%s/console.log",
 			  res->run_dir) ?:
+	      xk_snprintf(console, sizeof(console),
+			  "file,id=con,append=on,path=%s", console_log) ?:
 	      xk_snprintf(dmesg, sizeof(dmesg),
 			  "file,id=klog,append=on,path=%s/dmesg.log",
 			  res->run_dir) ?:
@@ -745,12 +753,12 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	r.capture = NULL;
 	res->exit_status = r.exit_status;
 
-	xk_file_tail(strstr(console, "path=") + 5, 15, tail, sizeof(tail));
+	xk_file_tail(console_log, 15, tail, sizeof(tail));
 	if (err == -ETIMEDOUT) {
 		err = xk_err(-ETIMEDOUT, "the guest did not finish within %d s "
 					 "and was killed; last console lines "
 					 "(%s):\n%s",
-			     timeout_s, strstr(console, "path=") + 5, tail);
+			     timeout_s, console_log, tail);
 	} else if (!err && r.reboot && r.exit_status < 0) {
 		err = xk_err(-EIO, "the guest asked for a reboot after %d boots; "
 				   "the most a run boots is %d",
@@ -762,7 +770,7 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 		err = xk_err(-EIO, "the guest stopped without reporting an exit "
 				   "status (kernel panic?); last console lines "
 				   "(%s):\n%s%s%s",
-			     strstr(console, "path=") + 5, tail,
+			     console_log, tail,
 			     qtail[0] ? "\nqemu said:\n" : "", qtail);
 	}
 out:
