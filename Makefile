@@ -6,6 +6,8 @@
 #   make            library, xk, unit tests; the module once a kernel is fetched
 #   make kmod       the module (needs: build/xk kernel fetch)
 #   make check      every test: unit, CLI, guest (see tests/run.sh)
+#   make check-debian  the packages on a Debian system with systemd, in the
+#                   guest (tests/debian/run.sh; .ci/run runs it after check)
 #   make demo       the main job (see README.md)
 
 .DEFAULT_GOAL := all
@@ -125,6 +127,13 @@ kmod: $(XK)
 
 check: all
 	tests/run.sh
+
+# make deb's packages installed on a Debian system with systemd, DKMS
+# building the module, in the guest (the image: scripts/debian-image.sh,
+# cached); minutes under TCG, so not part of make check
+.PHONY: check-debian
+check-debian: all deb
+	tests/debian/run.sh
 
 # docs/man/xk*.1 from the help pages in the binary (tests/cli checks them)
 man: $(XK)

@@ -25,6 +25,9 @@ PACKAGES=(
 	gnuplot-nox
 	# make deb: the packages, their DKMS module, lintian's check
 	debhelper dh-dkms dkms lintian dpkg-dev
+	# make check-debian: the Debian guest's image (scripts/debian-image.sh)
+	# and the copy-on-write disk each run boots
+	mmdebstrap qemu-utils
 )
 
 if [ "$(id -u)" != 0 ]; then

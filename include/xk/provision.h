@@ -66,6 +66,16 @@ struct xk_vm_opts {
 	int out_fd;			/* where the command's output goes (0: stdout);
 					 * -1: captured only (in the result) */
 	const char *cwd;		/* guest working directory; NULL: ours */
+	/*
+	 * The Debian guest (scripts/debian-image.sh): a directory with
+	 * rootfs.ext4 and initrd.img, booted with systemd as init on a
+	 * copy-on-write overlay; the host's / is at /host, the command runs
+	 * in /host<cwd>, and it may ask for a reboot (touch
+	 * /run/xk-guest/reboot and exit): the same disk boots again and the
+	 * command runs again. NULL: the busybox guest over the host's files.
+	 */
+	const char *image;
+	bool debian;			/* image: $XK_CACHE/debian/<release> */
 };
 
 struct xk_vm_result {
@@ -76,12 +86,13 @@ struct xk_vm_result {
 	char run_dir[XK_PATH_MAX];	/* console.log lives here */
 	char *output;			/* captured output (malloc'd), may be NULL */
 	size_t output_len;
+	int boots;			/* how many times the guest booted */
 };
 
 /*
  * Boots the kernel under QEMU, runs the command as root with the host's root
- * file system mounted read-only under a writable overlay, and returns when the
- * guest powers off. Returns 0 when the command ran (its status is in res),
+ * file system mounted read-only under a writable overlay (or in the Debian
+ * guest, see image), and returns when the guest powers off. Returns 0 when the command ran (its status is in res),
  * -ETIMEDOUT when the guest hung, -EIO when it died without a status.
  */
 int xk_vm_run(const struct xk_kernel *k, const struct xk_vm_opts *opts,

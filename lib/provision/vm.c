@@ -3,10 +3,19 @@
  * libxk: the guest harness. Boots a target kernel under QEMU and runs one
  * command in it as root (see vm/guest-init.sh for the guest's side).
  *
+ * Two kinds of guest. The busybox guest (the default): an initramfs of
+ * busybox, vm/guest-init.sh and the command, over the host's files. The
+ * Debian guest (opts->image, scripts/debian-image.sh): a bookworm system
+ * with systemd as init booted from a copy-on-write overlay of its ext4
+ * image, whose xk-guest.service runs the command from the run directory
+ * (seen through virtiofs) and may ask for a reboot: the same disk is then
+ * booted again, so a test can see what survives a reboot.
+ *
  * Per run, under $XK_CACHE/vm/runs/<stamp>/: initramfs.cpio (busybox, the
- * init script, the command), console.log (kernel console), dmesg.log (full
- * kernel log at the end), qemu.log and virtiofsd.log. $XK_CACHE/vm/last
- * points at the newest run.
+ * init script, the command) or cmd.sh and disk.qcow2 (the Debian guest;
+ * the disk is removed at the end unless XK_VM_KEEP_DISK is set),
+ * console.log (kernel console), dmesg.log (full kernel log at the end),
+ * qemu.log and virtiofsd.log. $XK_CACHE/vm/last points at the newest run.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -34,7 +43,12 @@ extern const char xk_guest_init_end[];
 #define BUSYBOX "/bin/busybox"
 #define MARK_EXIT "\001XK-EXIT "
 #define MARK_BOOT "\001XK-BOOT "
+#define MARK_REBOOT "\001XK-REBOOT"
 #define RUNS_KEPT 20
+/* boots of one Debian guest run: the first and the reboots it asks for */
+#define DEBIAN_MAX_BOOTS 4
+/* where the Debian guest mounts the host's / (scripts/debian-image.sh) */
+#define DEBIAN_HOST "/host"
 
 /* ---------------------------------------------------------------- */
 /* initramfs (cpio "newc")                                           */
@@ -113,9 +127,14 @@ static int append_quoted(char **buf, const char *prefix, const char *arg,
 	return 0;
 }
 
-/* The script the guest runs: environment, working directory, command. */
+/*
+ * The script the guest runs: environment, working directory, command. The
+ * Debian guest sees the host's files under DEBIAN_HOST, and has its own
+ * cache (the installed xk's), so XK_CACHE does not travel there.
+ */
 static int command_script(const struct xk_kernel *k,
-			  const struct xk_vm_opts *opts, char **script)
+			  const struct xk_vm_opts *opts, bool debian,
+			  char **script)
 {
 	const char *const *argv = OPTS_GET(opts, argv, NULL);
 	const char *cwd = OPTS_GET(opts, cwd, NULL);
@@ -140,14 +159,20 @@ static int command_script(const struct xk_kernel *k,
 
 		if (strncmp(*e, "XK_", 3) || n >= sizeof(name) || !(*e)[n])
 			continue;
-		if (!strncmp(*e, "XK_RELEASE=", 11))
+		if (!strncmp(*e, "XK_RELEASE=", 11) ||
+		    (debian && !strncmp(*e, "XK_CACHE=", 9)))
 			continue;
 		memcpy(name, *e, n);
 		name[n] = '\0';
 		err = append_quoted(&s, "export ", name, "=") ?:
 		      append_quoted(&s, "", *e + n + 1, "\n");
 	}
-	err = err ?: append_quoted(&s, "cd ", cwd, " || exit 125\n");
+	if (debian) {
+		err = err ?: append_quoted(&s, "export XK_HOST=", DEBIAN_HOST, "\n");
+		err = err ?: append_quoted(&s, "cd " DEBIAN_HOST, cwd, " || exit 125\n");
+	} else {
+		err = err ?: append_quoted(&s, "cd ", cwd, " || exit 125\n");
+	}
 	if (!err && argv && argv[0]) {
 		err = append_quoted(&s, "", "exec", "");
 		for (int i = 0; argv[i] && !err; i++)
@@ -176,7 +201,7 @@ static int write_initramfs(const char *path, const struct xk_kernel *k,
 	if (err)
 		return xk_err(err, "cannot read %s (apt-get install busybox-static)",
 			      BUSYBOX);
-	err = command_script(k, opts, &script);
+	err = command_script(k, opts, false, &script);
 	if (!err && asprintf(&env, "XK_RELEASE='%s'\nXK_MODULES='%s'\n"
 				   "XK_INTERACTIVE=%d\n",
 			     k->release, k->modules,
@@ -314,6 +339,7 @@ struct relay {
 	size_t cap_len, cap_size;
 	int exit_status;	/* -1 until the guest reports it */
 	double boot_s;
+	bool reboot;		/* the guest asked for a reboot */
 };
 
 static void relay_emit(struct relay *r, const char *p, size_t n)
@@ -359,6 +385,9 @@ static void relay_flush(struct relay *r)
 	if (mark && !strncmp(mark, MARK_EXIT, strlen(MARK_EXIT))) {
 		relay_emit(r, r->line, mark - r->line);
 		r->exit_status = (int)strtol(mark + strlen(MARK_EXIT), NULL, 10);
+	} else if (mark && !strncmp(mark, MARK_REBOOT, strlen(MARK_REBOOT))) {
+		relay_emit(r, r->line, mark - r->line);
+		r->reboot = true;
 	} else if (mark && !strncmp(mark, MARK_BOOT, strlen(MARK_BOOT))) {
 		relay_emit(r, r->line, mark - r->line);
 		r->boot_s = strtod(mark + strlen(MARK_BOOT), NULL);
@@ -428,122 +457,120 @@ static const char *choose_accel(const struct xk_kernel *k)
 }
 
 /* ---------------------------------------------------------------- */
+/* the Debian guest                                                  */
+/* ---------------------------------------------------------------- */
+
+/*
+ * The image a Debian guest boots: opts->image, else with opts->debian the
+ * one scripts/debian-image.sh made for the kernel's release
+ * ($XK_CACHE/debian/<release>). Fills dir with its absolute path, or "".
+ */
+static int debian_image(const struct xk_kernel *k,
+			const struct xk_vm_opts *opts, char *dir, size_t size)
+{
+	const char *image = OPTS_GET(opts, image, NULL);
+	char path[XK_PATH_MAX], probe[XK_PATH_MAX + 32];
+	int err;
+
+	dir[0] = '\0';
+	if (!image && !OPTS_GET(opts, debian, false))
+		return 0;
+	if (image)
+		err = xk_strlcpy(path, image, sizeof(path));
+	else
+		err = xk_snprintf(path, sizeof(path), "%s/debian/%s",
+				  xk_cache_dir(NULL), k->release);
+	if (err)
+		return xk_err(err, "the Debian image's path is too long");
+	if (xk_snprintf(probe, sizeof(probe), "%s/rootfs.ext4", path) ||
+	    !xk_exists(probe) ||
+	    xk_snprintf(probe, sizeof(probe), "%s/initrd.img", path) ||
+	    !xk_exists(probe))
+		return xk_err(-ENOENT, "no Debian image at %s (rootfs.ext4, "
+				       "initrd.img): run scripts/debian-image.sh",
+			      path);
+	{
+		char *abs = realpath(path, NULL);
+
+		if (!abs)
+			return xk_err(-errno, "cannot resolve %s", path);
+		err = xk_strlcpy(dir, abs, size);
+		free(abs);
+	}
+	return err ? xk_err(err, "the Debian image's path is too long") : 0;
+}
+
+/*
+ * The run's files of a Debian guest: cmd.sh (read by the guest's
+ * xk-guest.service through virtiofs) and disk.qcow2, a copy-on-write
+ * overlay of the image's rootfs.ext4 that every boot of the run shares.
+ */
+static int debian_prepare(const struct xk_kernel *k,
+			  const struct xk_vm_opts *opts, const char *run,
+			  const char *image, char *disk, size_t size)
+{
+	char cmdsh[XK_PATH_MAX], backing[XK_PATH_MAX + 16], qlog[XK_PATH_MAX];
+	char *script = NULL;
+	int err;
+
+	if (strpbrk(run, " \t\n'\"\\"))
+		return xk_err(-EINVAL, "the run directory %s has a character the "
+				       "kernel command line cannot carry", run);
+	err = xk_snprintf(cmdsh, sizeof(cmdsh), "%s/cmd.sh", run) ?:
+	      xk_snprintf(disk, size, "%s/disk.qcow2", run) ?:
+	      xk_snprintf(backing, sizeof(backing), "%s/rootfs.ext4", image) ?:
+	      xk_snprintf(qlog, sizeof(qlog), "%s/qemu-img.log", run) ?:
+	      command_script(k, opts, true, &script);
+	err = err ?: xk_write_file(cmdsh, script, strlen(script), 0755);
+	free(script);
+	if (!err) {
+		const char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2",
+				       "-F", "raw", "-b", backing, disk, NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = qlog };
+
+		err = xk_run_step("qemu-img create (apt-get install qemu-utils)",
+				  &cmd);
+	}
+	return err;
+}
+
+/* ---------------------------------------------------------------- */
 /* the run                                                           */
 /* ---------------------------------------------------------------- */
 
-static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
-		   struct xk_vm_result *res, const char *accel)
+/*
+ * Runs qemu once to its end, relaying its stdout (the guest's ttyS1) into
+ * r, until it exits or the deadline (0: none) passes: then it is killed
+ * and -ETIMEDOUT returned.
+ */
+static int qemu_session(const char *const *argv, const char *qlog,
+			double deadline, struct relay *r)
 {
-	int mem = OPTS_GET(opts, mem_mb, 0) ?: 2048;
-	int smp = OPTS_GET(opts, smp, 0) ?: 2;
-	int timeout_s = OPTS_GET(opts, timeout_s, 0);
-	bool interactive = OPTS_GET(opts, interactive, false);
-	bool deterministic = OPTS_GET(opts, deterministic, false);
-	char initrd[XK_PATH_MAX], sock[XK_PATH_MAX], qlog[XK_PATH_MAX];
-	char console[XK_PATH_MAX + 16], dmesg[XK_PATH_MAX + 16];
-	char memobj[128], chardev[XK_PATH_MAX + 32], smp_s[16], mem_s[16];
-	char tail[2048], qemu[XK_PATH_MAX];
-	pid_t vfsd = 0, qpid = 0;
 	int pipefd[2] = { -1, -1 };
-	struct relay r = { .out_fd = OPTS_GET(opts, out_fd, 1) ?: 1,
-			   .exit_status = -1 };
-	double start = xk_now();
-	int err;
+	pid_t qpid = 0;
+	int err = 0;
 
-	memset(res, 0, sizeof(*res));
-	xk_strlcpy(res->accel, accel, sizeof(res->accel));
-	if (xk_which("qemu-system-x86_64", qemu, sizeof(qemu)))
-		return xk_err(-ENOENT, "qemu-system-x86_64 is not installed "
-				       "(apt-get install qemu-system-x86)");
-	if (!xk_exists(k->vmlinuz))
-		return xk_err(-ENOENT, "no kernel image at %s: run 'xk kernel "
-				       "fetch'", k->vmlinuz);
-	err = make_run_dir(res->run_dir, sizeof(res->run_dir)) ?:
-	      xk_snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio",
-			  res->run_dir) ?:
-	      xk_snprintf(qlog, sizeof(qlog), "%s/qemu.log", res->run_dir) ?:
-	      xk_snprintf(console, sizeof(console), "file:%s/console.log",
-			  res->run_dir) ?:
-	      xk_snprintf(dmesg, sizeof(dmesg), "file:%s/dmesg.log",
-			  res->run_dir) ?:
-	      xk_snprintf(memobj, sizeof(memobj),
-			  "memory-backend-memfd,id=mem,size=%dM,share=on", mem) ?:
-	      xk_snprintf(smp_s, sizeof(smp_s), "%d", smp) ?:
-	      xk_snprintf(mem_s, sizeof(mem_s), "%dM", mem);
-	err = err ?: write_initramfs(initrd, k, opts);
-	err = err ?: start_virtiofsd(res->run_dir, &vfsd, sock, sizeof(sock));
-	if (err)
-		goto out;
-	err = xk_snprintf(chardev, sizeof(chardev), "socket,id=vfs,path=%s",
-			  sock);
-	if (err)
-		goto out;
+	if (pipe2(pipefd, O_CLOEXEC))
+		return xk_err(-errno, "pipe");
 	{
-		const char *kvm = "kvm", *tcg_multi = "tcg,thread=multi";
-		const char *argv[64] = {
-			qemu, "-nodefaults", "-no-user-config", "-display", "none",
-			"-no-reboot", "-net", "none",
-			"-accel", !strcmp(accel, "kvm") ? kvm
-				  : deterministic ? "tcg,thread=single"
-						  : tcg_multi,
-			"-cpu", !strcmp(accel, "kvm") ? "host" : "max",
-			"-smp", smp_s, "-m", mem_s,
-			"-object", memobj, "-numa", "node,memdev=mem",
-			"-chardev", chardev,
-			"-device", "vhost-user-fs-pci,chardev=vfs,tag=hostroot",
-			"-kernel", k->vmlinuz, "-initrd", initrd,
-			"-append", "console=ttyS0 quiet panic=-1 rdinit=/init",
-			"-serial", console, "-serial", "stdio", "-serial", dmesg,
-		};
-		int n = 0;
+		struct xk_cmd cmd = { .argv = argv, .log_path = qlog,
+				      .out_fd = pipefd[1] };
 
-		while (argv[n])
-			n++;
-		if (deterministic && strcmp(accel, "kvm")) {
-			argv[n++] = "-icount";
-			argv[n++] = "shift=0,sleep=on";
-		}
-		argv[n] = NULL;
-
-		if (!interactive && pipe2(pipefd, O_CLOEXEC)) {
-			err = -errno;
-			goto out;
-		}
-		start = xk_now();
-		{
-			struct xk_cmd cmd = { .argv = argv, .log_path = qlog,
-					      .inherit_stdin = interactive,
-					      .out_fd = interactive ? 1 : pipefd[1] };
-
-			err = xk_spawn(&cmd, &qpid);
-		}
-		if (err) {
-			err = xk_err(err, "cannot start %s", qemu);
-			goto out;
-		}
+		err = xk_spawn(&cmd, &qpid);
 	}
-
-	if (interactive) {
-		int status;
-
-		while (waitpid(qpid, &status, 0) < 0 && errno == EINTR)
-			;
-		qpid = 0;
-		res->wall_s = xk_now() - start;
-		res->exit_status = 0;
-		goto out;
-	}
-
 	close(pipefd[1]);
-	pipefd[1] = -1;
+	if (err) {
+		close(pipefd[0]);
+		return xk_err(err, "cannot start %s", argv[0]);
+	}
 	for (;;) {
 		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
 		int wait_ms = -1;
 		char buf[4096];
 		ssize_t n;
 
-		if (timeout_s) {
-			double left = start + timeout_s - xk_now();
+		if (deadline) {
+			double left = deadline - xk_now();
 
 			if (left <= 0) {
 				err = -ETIMEDOUT;
@@ -561,17 +588,163 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 			continue;
 		if (n <= 0)
 			break;
-		relay_feed(&r, buf, n);
+		relay_feed(r, buf, n);
 	}
-	if (r.len)
-		relay_flush(&r);
-	if (err == -ETIMEDOUT) {
+	if (r->len)
+		relay_flush(r);
+	close(pipefd[0]);
+	if (err == -ETIMEDOUT)
 		xk_stop(qpid, SIGKILL);
-		qpid = 0;
-	} else {
+	else
 		while (waitpid(qpid, NULL, 0) < 0 && errno == EINTR)
 			;
-		qpid = 0;
+	return err;
+}
+
+static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
+		   struct xk_vm_result *res, const char *accel)
+{
+	int mem = OPTS_GET(opts, mem_mb, 0) ?: 2048;
+	int smp = OPTS_GET(opts, smp, 0) ?: 2;
+	int timeout_s = OPTS_GET(opts, timeout_s, 0);
+	bool interactive = OPTS_GET(opts, interactive, false);
+	bool deterministic = OPTS_GET(opts, deterministic, false);
+	char initrd[XK_PATH_MAX], sock[XK_PATH_MAX], qlog[XK_PATH_MAX];
+	char console[XK_PATH_MAX + 64], dmesg[XK_PATH_MAX + 64];
+	char memobj[128], chardev[XK_PATH_MAX + 32], smp_s[16], mem_s[16];
+	char tail[2048], qemu[XK_PATH_MAX], image[XK_PATH_MAX];
+	char console_log[XK_PATH_MAX];
+	char disk[XK_PATH_MAX], drive[XK_PATH_MAX + 64];
+	char append[XK_PATH_MAX + 128];
+	pid_t vfsd = 0;
+	struct relay r = { .out_fd = OPTS_GET(opts, out_fd, 1) ?: 1,
+			   .exit_status = -1 };
+	double start = xk_now();
+	bool debian;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	disk[0] = '\0';
+	xk_strlcpy(res->accel, accel, sizeof(res->accel));
+	if (xk_which("qemu-system-x86_64", qemu, sizeof(qemu)))
+		return xk_err(-ENOENT, "qemu-system-x86_64 is not installed "
+				       "(apt-get install qemu-system-x86)");
+	if (!xk_exists(k->vmlinuz))
+		return xk_err(-ENOENT, "no kernel image at %s: run 'xk kernel "
+				       "fetch'", k->vmlinuz);
+	err = debian_image(k, opts, image, sizeof(image));
+	if (err)
+		return err;
+	debian = image[0];
+	err = make_run_dir(res->run_dir, sizeof(res->run_dir)) ?:
+	      xk_snprintf(qlog, sizeof(qlog), "%s/qemu.log", res->run_dir) ?:
+	      xk_snprintf(console_log, sizeof(console_log), "%s/console.log",
+			  res->run_dir) ?:
+	      xk_snprintf(console, sizeof(console),
+			  "file,id=con,append=on,path=%s", console_log) ?:
+	      xk_snprintf(dmesg, sizeof(dmesg),
+			  "file,id=klog,append=on,path=%s/dmesg.log",
+			  res->run_dir) ?:
+	      xk_snprintf(memobj, sizeof(memobj),
+			  "memory-backend-memfd,id=mem,size=%dM,share=on", mem) ?:
+	      xk_snprintf(smp_s, sizeof(smp_s), "%d", smp) ?:
+	      xk_snprintf(mem_s, sizeof(mem_s), "%dM", mem);
+	if (err)
+		goto out;
+	if (debian) {
+		err = xk_snprintf(initrd, sizeof(initrd), "%s/initrd.img", image) ?:
+		      debian_prepare(k, opts, res->run_dir, image, disk,
+				     sizeof(disk)) ?:
+		      xk_snprintf(drive, sizeof(drive), "file=%s,format=qcow2,"
+				  "if=virtio,cache=unsafe", disk) ?:
+		      xk_snprintf(append, sizeof(append),
+				  "console=ttyS0 quiet panic=-1 root=/dev/vda rw "
+				  "xk.run=%s%s", res->run_dir,
+				  interactive ? " xk.interactive=1" : "");
+	} else {
+		err = xk_snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio",
+				  res->run_dir) ?:
+		      xk_snprintf(append, sizeof(append), "%s",
+				  "console=ttyS0 quiet panic=-1 rdinit=/init") ?:
+		      write_initramfs(initrd, k, opts);
+	}
+	err = err ?: start_virtiofsd(res->run_dir, &vfsd, sock, sizeof(sock));
+	err = err ?: xk_snprintf(chardev, sizeof(chardev),
+				 "socket,id=vfs,path=%s", sock);
+	if (err)
+		goto out;
+	{
+		const char *kvm = "kvm", *tcg_multi = "tcg,thread=multi";
+		const char *argv[64] = {
+			qemu, "-nodefaults", "-no-user-config", "-display", "none",
+			"-no-reboot", "-net", "none",
+			"-accel", !strcmp(accel, "kvm") ? kvm
+				  : deterministic ? "tcg,thread=single"
+						  : tcg_multi,
+			"-cpu", !strcmp(accel, "kvm") ? "host" : "max",
+			"-smp", smp_s, "-m", mem_s,
+			"-object", memobj, "-numa", "node,memdev=mem",
+			"-chardev", chardev,
+			"-device", "vhost-user-fs-pci,chardev=vfs,tag=hostroot",
+			"-kernel", k->vmlinuz, "-initrd", initrd,
+			"-append", append,
+			"-chardev", console, "-chardev", dmesg,
+			"-serial", "chardev:con", "-serial", "stdio",
+			"-serial", "chardev:klog",
+		};
+		int n = 0;
+
+		while (argv[n])
+			n++;
+		if (deterministic && strcmp(accel, "kvm")) {
+			argv[n++] = "-icount";
+			argv[n++] = "shift=0,sleep=on";
+		}
+		if (debian) {
+			argv[n++] = "-drive";
+			argv[n++] = drive;
+		}
+		argv[n] = NULL;
+
+		start = xk_now();
+		if (interactive) {
+			struct xk_cmd cmd = { .argv = argv, .log_path = qlog,
+					      .inherit_stdin = true, .out_fd = 1 };
+			pid_t qpid = 0;
+
+			err = xk_spawn(&cmd, &qpid);
+			if (err) {
+				err = xk_err(err, "cannot start %s", qemu);
+				goto out;
+			}
+			while (waitpid(qpid, NULL, 0) < 0 && errno == EINTR)
+				;
+			res->wall_s = xk_now() - start;
+			res->boots = 1;
+			goto out;
+		}
+		/*
+		 * A Debian guest whose command asked for a reboot (and so
+		 * reported no status) boots again on the same disk: qemu
+		 * exits at the reboot (-no-reboot).
+		 */
+		for (;;) {
+			r.reboot = false;
+			res->boots++;
+			err = qemu_session(argv, qlog,
+					   timeout_s ? start + timeout_s : 0, &r);
+			if (err || !debian || !r.reboot || r.exit_status >= 0 ||
+			    res->boots >= DEBIAN_MAX_BOOTS)
+				break;
+			/* virtiofsd serves one connection: a fresh one */
+			xk_stop(vfsd, SIGTERM);
+			vfsd = 0;
+			unlink(sock);
+			err = start_virtiofsd(res->run_dir, &vfsd, sock,
+					      sizeof(sock));
+			if (err)
+				goto out;
+		}
 	}
 	res->wall_s = xk_now() - start;
 	res->boot_s = r.boot_s;
@@ -580,33 +753,35 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	r.capture = NULL;
 	res->exit_status = r.exit_status;
 
-	xk_file_tail(console + 5, 15, tail, sizeof(tail));
+	xk_file_tail(console_log, 15, tail, sizeof(tail));
 	if (err == -ETIMEDOUT) {
 		err = xk_err(-ETIMEDOUT, "the guest did not finish within %d s "
 					 "and was killed; last console lines "
 					 "(%s):\n%s",
-			     timeout_s, console + 5, tail);
-	} else if (r.exit_status < 0) {
+			     timeout_s, console_log, tail);
+	} else if (!err && r.reboot && r.exit_status < 0) {
+		err = xk_err(-EIO, "the guest asked for a reboot after %d boots; "
+				   "the most a run boots is %d",
+			     res->boots, DEBIAN_MAX_BOOTS);
+	} else if (!err && r.exit_status < 0) {
 		char qtail[1024] = "";
 
 		xk_file_tail(qlog, 5, qtail, sizeof(qtail));
 		err = xk_err(-EIO, "the guest stopped without reporting an exit "
 				   "status (kernel panic?); last console lines "
 				   "(%s):\n%s%s%s",
-			     console + 5, tail, qtail[0] ? "\nqemu said:\n" : "",
-			     qtail);
+			     console_log, tail,
+			     qtail[0] ? "\nqemu said:\n" : "", qtail);
 	}
 out:
 	free(r.capture);
-	xk_stop(qpid, SIGKILL);
 	xk_stop(vfsd, SIGTERM);
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
 	if (res->run_dir[0] && !xk_snprintf(sock, sizeof(sock), "%s/vfs.sock",
 					    res->run_dir))
 		unlink(sock);
+	/* the disk of a Debian run grows by what the command installed */
+	if (disk[0] && !getenv("XK_VM_KEEP_DISK"))
+		unlink(disk);
 	return err;
 }
 

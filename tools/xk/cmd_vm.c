@@ -7,9 +7,9 @@
 #include "cli.h"
 
 struct vm_args {
-	const char *release;
+	const char *release, *image;
 	int timeout_s, mem_mb, smp;
-	bool deterministic;
+	bool deterministic, debian;
 };
 
 /* Options shared by run and shell. */
@@ -19,6 +19,8 @@ static const struct cli_opt vm_opts[] = {
 	{ "mem", 'm', CLI_INT, offsetof(struct vm_args, mem_mb), 256, 65536 },
 	{ "smp", 's', CLI_INT, offsetof(struct vm_args, smp), 1, 64 },
 	{ "deterministic", 'd', CLI_FLAG, offsetof(struct vm_args, deterministic) },
+	{ "debian", 'D', CLI_FLAG, offsetof(struct vm_args, debian) },
+	{ "image", 'i', CLI_STR, offsetof(struct vm_args, image) },
 	{ NULL },
 };
 
@@ -33,6 +35,7 @@ static int boot(const struct vm_args *a, char **argv, struct xk_kernel *k,
 		.interactive = !argv, .timeout_s = a->timeout_s,
 		.mem_mb = a->mem_mb, .smp = a->smp,
 		.deterministic = a->deterministic,
+		.debian = a->debian, .image = a->image,
 		.out_fd = json_output && argv ? -1 : 1);
 
 	if (kernel_for_command(a->release, k))
@@ -61,14 +64,16 @@ static int do_run(void *args, int argc, char **argv)
 		json_str(jw, "accel", res.accel);
 		json_double(jw, "wall_seconds", res.wall_s);
 		json_double(jw, "boot_seconds", res.boot_s);
+		json_int(jw, "boots", res.boots);
 		json_str(jw, "run_dir", res.run_dir);
 		json_strn(jw, "output", res.output, res.output_len);
 		json_end_object(jw);
 	} else if (err) {
 		p_err("vm run: %s", xk_last_error());
 	} else if (!quiet && getenv("XK_VM_TIMES")) {
-		fprintf(stderr, "xk: guest %s: boot %.2f s, wall %.2f s, %s\n",
-			k.release, res.boot_s, res.wall_s, res.accel);
+		fprintf(stderr, "xk: guest %s: boot %.2f s, wall %.2f s, %s%s\n",
+			k.release, res.boot_s, res.wall_s, res.accel,
+			res.boots > 1 ? ", rebooted" : "");
 	}
 	xk_vm_result_free(&res);
 	if (err == -ETIMEDOUT)
