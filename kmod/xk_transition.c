@@ -321,26 +321,31 @@ static int alloc_table(struct xk_tx *tx, bool grow, char *error)
 	return 0;
 }
 
+/* the transition whose lock this CPU holds (interrupts are off meanwhile) */
+static DEFINE_PER_CPU(struct xk_tx *, tx_lock_owner);
+
 /*
- * tx->lock, with interrupts off. In NMI context only tried (the CPU may
- * hold it already): false then, and the handler does the conservative
- * thing. Pairs with xk_tx_unlock().
+ * tx->lock, with interrupts off. Kprobe handlers run in NMI context (int3)
+ * but never nest on a CPU (kprobes skips a probe hit inside a handler), so
+ * they may spin. A real NMI may interrupt a process-context holder on its
+ * own CPU, though (the waiter): then it must not spin, false comes back
+ * and the handler does the conservative thing. Pairs with xk_tx_unlock().
  */
 bool xk_tx_lock(struct xk_tx *tx, unsigned long *flags)
 {
 	local_irq_save(*flags);
-	if (!in_nmi()) {
-		raw_spin_lock(&tx->lock);
-		return true;
+	if (in_nmi() && this_cpu_read(tx_lock_owner) == tx) {
+		local_irq_restore(*flags);
+		return false;
 	}
-	if (raw_spin_trylock(&tx->lock))
-		return true;
-	local_irq_restore(*flags);
-	return false;
+	this_cpu_write(tx_lock_owner, tx);	/* first: an NMI then never spins */
+	raw_spin_lock(&tx->lock);
+	return true;
 }
 
 void xk_tx_unlock(struct xk_tx *tx, unsigned long flags)
 {
+	this_cpu_write(tx_lock_owner, NULL);
 	raw_spin_unlock(&tx->lock);
 	local_irq_restore(flags);
 }
