@@ -594,12 +594,13 @@ static int scan_until(struct xk_tx *tx, unsigned long deadline, char *error)
 }
 
 /*
- * Ends a transition that no thread still needs: the entry and exit probes
- * disarmed (kept for the next one), the constants let go, and after a grace
- * period (the handlers run with preemption off and read c->tx) and the
- * irq_work, the transition freed. Process context, under xk_lock.
+ * A transition that no thread still needs lets go of its constants: the
+ * entry and exit probes disarmed (kept for the next one), c->tx cleared,
+ * then a grace period (the handlers run with preemption off and read
+ * c->tx) and the irq_work done: nothing uses tx any more. Process context,
+ * under xk_lock.
  */
-static void tx_teardown(struct xk_tx *tx)
+static void tx_detach_all(struct xk_tx *tx)
 {
 	for (int i = 0; i < tx->nr; i++) {
 		struct xk_const *c = tx->c[i];
@@ -613,9 +614,20 @@ static void tx_teardown(struct xk_tx *tx)
 	}
 	synchronize_rcu();
 	irq_work_sync(&tx->wake_work);
+}
+
+/* Frees a transition nothing uses (tx_detach_all, or its last release). */
+static void tx_free(struct xk_tx *tx)
+{
 	empty_table(tx);
 	kvfree(tx->table);
 	kfree(tx);
+}
+
+static void tx_teardown(struct xk_tx *tx)
+{
+	tx_detach_all(tx);
+	tx_free(tx);
 }
 
 int xk_transition_busy(struct xk_const *c, char *error)
@@ -672,9 +684,7 @@ void xk_transition_release(struct xk_const *c)
 		return;
 	synchronize_rcu();
 	irq_work_sync(&tx->wake_work);
-	empty_table(tx);
-	kvfree(tx->table);
-	kfree(tx);
+	tx_free(tx);
 }
 
 static void audit(struct xk_tx *tx, const s64 *old, u32 mode, u64 ns,
@@ -902,13 +912,16 @@ int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
 	}
 	mutex_lock(&xk_lock);
 
-	*ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
-	audit(tx, old, mode, *ns, err ? error : NULL);
 	state = atomic_read(&tx->state);
 	if (state == XK_TR_PENDING || state == XK_TR_REVERTING)
 		tx->waiter = false;	/* an orphan: ends in the background */
 	else
-		tx_teardown(tx);
+		tx_detach_all(tx);
+	/* the whole request: arming, scans, the drain, disarming */
+	*ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	audit(tx, old, mode, *ns, err ? error : NULL);
+	if (state != XK_TR_PENDING && state != XK_TR_REVERTING)
+		tx_free(tx);
 out:
 	if (err)
 		return err;
