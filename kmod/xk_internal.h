@@ -115,6 +115,9 @@ struct xk_tx {
 					 * could not be tracked */
 	bool nmi_missed;		/* an entry in NMI context found the lock
 					 * taken: that thread was not counted */
+	bool missed;			/* global: aborted for a missed entry */
+	bool rolled_back;		/* per task: REVERTING was entered */
+	unsigned long nmissed0;		/* entry probes' misses at the scan */
 	atomic_t unreliable;		/* exit walks that could not be trusted */
 	u32 retries;			/* stack scans retried */
 	u64 scan_ns;			/* the last scan's time, CPUs stopped */

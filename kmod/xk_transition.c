@@ -433,6 +433,33 @@ int xk_tx_depth(struct xk_tx *tx, struct task_struct *t, struct pt_regs *regs)
 
 /* ---- switching ---- */
 
+/* How many hits the constants' entry probes missed so far (kprobes skips a
+ * probe hit while another kprobe runs on that CPU). */
+static unsigned long entries_missed(struct xk_tx *tx)
+{
+	unsigned long n = 0;
+
+	for (int i = 0; i < tx->nr; i++) {
+		struct xk_const *c = tx->c[i];
+
+		for (int k = 0; c && k < c->nr_spans; k++)
+			if (c->spans[k].entry_registered)
+				n += READ_ONCE(c->spans[k].entry.nmissed);
+	}
+	return n;
+}
+
+/*
+ * Whether a thread may have entered a safe span uncounted since the scan:
+ * an entry probe missed a hit, or an entry in NMI context could not take
+ * the lock. Then a global transition must not switch, nor a per-task one
+ * roll back. Under tx->lock.
+ */
+static bool tx_missed(struct xk_tx *tx)
+{
+	return READ_ONCE(tx->nmi_missed) || entries_missed(tx) != tx->nmissed0;
+}
+
 /*
  * Every constant of the transition takes its new value. Under tx->lock, or
  * in stop_machine(); exactly once per transition (its state says so).
@@ -466,9 +493,9 @@ bool xk_tx_settle(struct xk_tx *tx)
 	case XK_TR_PENDING:
 		if (tx->inside > 0)
 			return false;
-		if (READ_ONCE(tx->nmi_missed) && !tx->per_task) {
-			/* an NMI entered uncounted: switching could mix */
-			tx->overflow = true;
+		if (!tx->per_task && tx_missed(tx)) {
+			/* a thread entered uncounted: switching could mix */
+			tx->missed = true;
 			atomic_set(&tx->state, XK_TR_ABORTED);
 			return true;
 		}
@@ -536,6 +563,7 @@ static int scan_stacks(void *data)
 	tx->scan_err = err;
 	if (err)
 		return 0;
+	tx->nmissed0 = entries_missed(tx);
 	if (tx->per_task && tx->inside) {
 		for (int i = 0; i < tx->nr; i++)
 			WRITE_ONCE(tx->c[i]->per_task, true);
@@ -680,9 +708,11 @@ void xk_transition_release(struct xk_const *c)
 	last = --tx->attached == 0;
 	xk_tx_unlock(tx, flags);
 	WRITE_ONCE(c->tx, NULL);
+	/* the other constants' handlers may have read tx->c[] before: c is
+	 * freed after they are done (they run with preemption off) */
+	synchronize_rcu();
 	if (!last)
 		return;
-	synchronize_rcu();
 	irq_work_sync(&tx->wake_work);
 	tx_free(tx);
 }
@@ -762,8 +792,8 @@ static int tx_conclude(struct xk_tx *tx, int why, u32 timeout_ms, char *error)
 	threads_new = tx->threads_new;
 	if (state == XK_TR_PENDING && !tx->per_task) {
 		atomic_set(&tx->state, XK_TR_ABORTED);
-	} else if (state == XK_TR_PENDING && !tx->no_rollback &&
-		   !READ_ONCE(tx->nmi_missed)) {
+	} else if (state == XK_TR_PENDING && !tx->no_rollback && !tx_missed(tx)) {
+		tx->rolled_back = true;
 		for (int i = 0; i < tx->nr; i++)
 			WRITE_ONCE(tx->c[i]->value, tx->old[i]);
 		atomic_set(&tx->state, XK_TR_REVERTING);
@@ -772,14 +802,19 @@ static int tx_conclude(struct xk_tx *tx, int why, u32 timeout_ms, char *error)
 	xk_tx_unlock(tx, flags);
 	if (state == XK_TR_DONE)
 		return 0;
-	if (state == XK_TR_ABORTED) {	/* an entrant found the table full */
+	if (state == XK_TR_ABORTED) {	/* aborted by a handler */
 		old_values(tx, oldv, sizeof(oldv), false);
+		if (tx->missed)
+			return xk_error(error, "%s: a thread entered a safe span "
+					"uncounted (an entry probe missed it: another "
+					"kprobe or an NMI was running on its CPU); %s",
+					name, oldv), -EAGAIN;
 		return xk_error(error, "%s: more than %u threads in safe spans during "
 				"the transition (the tracking table is full); %s",
 				name, tx->cap, oldv), -ENOSPC;
 	}
 	err = why;
-	if (tx->per_task && (tx->no_rollback || READ_ONCE(tx->nmi_missed))) {
+	if (tx->per_task && !tx->rolled_back) {
 		xk_error(error, "%s: %u thread%s still inside a safe span after %u ms, "
 			 "and the transition cannot be rolled back (a thread could "
 			 "not be tracked): it ends when %s", name, threads,
