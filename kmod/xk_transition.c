@@ -545,7 +545,9 @@ static int scan_stacks(void *data)
 		if (d < 0) {
 			err = d;
 			tx->unreliable_pid = task_pid_nr(t);
-			get_task_comm(tx->unreliable_comm, t);
+			/* no task_lock with every CPU stopped: a racy copy */
+			memcpy(tx->unreliable_comm, t->comm, TASK_COMM_LEN);
+			tx->unreliable_comm[TASK_COMM_LEN - 1] = '\0';
 			break;
 		}
 		if (!d)
