@@ -75,8 +75,7 @@ sleep 2
 $XK -j set --mode per-task --timeout 30000 G_PT=75 > /tmp/pt-kill.json &
 setter=$!
 sleep 1
-kill -9 "${pids[@]}"
-wait "${pids[@]}" 2>/dev/null
+{ kill -9 "${pids[@]}"; wait "${pids[@]}"; } 2>/dev/null
 wait $setter || fail "the per-task transition did not end after its threads died"
 expect_eq "value after the killed threads" "$($XK -j status | jq '.[0].value')" 75
 cat $GOLDEN/pertask > /tmp/pt-after &
