@@ -4,6 +4,7 @@
 #define XK_KMOD_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -11,7 +12,6 @@
 
 #include "xk_ioctl.h"
 
-#define XK_MAX_TRACKED 256	/* tasks inside safe spans during a transition */
 #define XK_MAX_PINS 64		/* threads holding a policy's value in a safe span */
 
 struct xk_const;
@@ -62,32 +62,71 @@ struct xk_span {
 };
 
 enum xk_transition_state {
-	XK_TR_IDLE,
+	XK_TR_IDLE,		/* arming: the handlers ignore it */
 	XK_TR_PENDING,		/* waiting for the safe spans to empty */
-	XK_TR_DONE,
-	XK_TR_ABORTED,
+	XK_TR_DONE,		/* the new values in force for every thread */
+	XK_TR_ABORTED,		/* global: never switched, the old values stay */
+	XK_TR_REVERTING,	/* per task, rolled back: threads that took the
+				 * new value keep it until they leave */
+	XK_TR_REVERTED,		/* ... and they have left */
 };
 
+/*
+ * A thread counted by a transition: how many of its frames lie inside safe
+ * spans of the transition's constants (recursion counts each frame), and
+ * whether it took the new values (per task: it entered after the switch).
+ * Holds a reference on the task, so the pointer is never reused.
+ */
 struct xk_tracked {
 	struct task_struct *task;
 	int depth;
+	bool took_new;
 };
 
 /*
  * A transition of one or more constants: they switch together when no
- * thread is inside any of their safe spans (global), or at one instant
- * with every CPU stopped (immediate). Lives for one ioctl.
+ * thread is inside any of their safe spans (global), per thread as each
+ * leaves them (per task), or at one instant with every CPU stopped
+ * (immediate). Made by the ioctl that asks for it; a per-task transition
+ * that failed and could not drain may outlive it ("orphan", waiter false):
+ * the next request on one of its constants reaps it (xk_transition_busy).
+ * The tracked threads are a hash table (open addressing by task pointer)
+ * sized from the thread count before arming; tracked, inside, inside_new,
+ * state changes after arming and c[] changes after arming, all under lock.
  */
 struct xk_tx {
 	int nr;
-	struct xk_const *c[XK_TX_MAX];
+	int attached;			/* constants whose c->tx is this */
+	struct xk_const *c[XK_TX_MAX];	/* NULL once detached (unload) */
 	s64 value[XK_TX_MAX];
-	atomic_t inside;		/* threads inside, over all constants */
+	s64 old[XK_TX_MAX];
+	raw_spinlock_t lock;
+	struct xk_tracked *table;
+	u32 slots;			/* a power of two */
+	u32 cap, used;			/* used <= cap <= slots / 2 */
+	long inside;			/* frames of threads using the old values */
+	long inside_new;		/* per task: of threads that took the new */
+	u32 threads, threads_new;	/* tracked threads (depth > 0) of each */
 	atomic_t state;			/* enum xk_transition_state */
+	bool per_task;
+	bool waiter;			/* an ioctl waits on it */
+	bool overflow;			/* a thread could not be tracked */
+	bool no_rollback;		/* per task: an entrant of the new value
+					 * could not be tracked */
+	bool nmi_missed;		/* an entry in NMI context found the lock
+					 * taken: that thread was not counted */
+	bool missed;			/* global: aborted for a missed entry */
+	bool rolled_back;		/* per task: REVERTING was entered */
+	unsigned long nmissed0;		/* entry probes' misses at the scan */
+	atomic_t unreliable;		/* exit walks that could not be trusted */
+	u32 retries;			/* stack scans retried */
+	u64 scan_ns;			/* the last scan's time, CPUs stopped */
+	int scan_err;			/* of the last scan: 0, -EAGAIN, -ENOSPC */
+	pid_t unreliable_pid;		/* a task the scan could not walk */
+	char unreliable_comm[TASK_COMM_LEN];
+	struct irq_work wake_work;	/* wakes the waiter, out of probe context */
 	wait_queue_head_t wait;
-	bool per_task;			/* new entrants are not counted */
 };
-
 /* A thread that chose a policy value and has not left the safe span. */
 struct xk_pin {
 	struct task_struct *task;
@@ -132,16 +171,13 @@ struct xk_const {
 	bool faulted;			/* a write faulted: disarmed for good */
 	bool settle_ref;		/* spans settled: a module reference held */
 
-	/* global transitions: which tasks are inside a safe span */
-	raw_spinlock_t track_lock;
-	bool tracking;
+	/* global and per-task transitions (xk_transition.c) */
 	bool tracking_ready;		/* entry/exit probes registered (armed
 					 * only during a transition) */
-	struct xk_tracked tracked[XK_MAX_TRACKED];
-	bool track_overflow;
-	struct xk_tx *tx;		/* the transition under way, or NULL */
-	bool per_task;			/* tracked threads still use old_value */
-	s64 old_value;
+	struct xk_tx *tx;		/* the transition under way, or NULL;
+					 * set and cleared under xk_lock */
+	int tx_idx;			/* this constant's index in tx */
+	bool per_task;			/* tracked threads use their own value */
 
 	/* values chosen by an eBPF policy (xk_policy.c); empty: by xk set */
 	char policy[XK_NAME_MAX];
@@ -191,12 +227,28 @@ void xk_settle_exit(void);
 
 /* xk_transition.c */
 int xk_check_timeout(u32 timeout_ms, char *error);
+/* -EBUSY with the cause while a transition of c is under way; reaps a
+ * finished orphan. Under xk_lock. */
+int xk_transition_busy(struct xk_const *c, char *error);
+/* -EBUSY with the cause while an ioctl waits on a transition of c (it may
+ * not go: unload). Under xk_lock. */
+int xk_transition_waited(struct xk_const *c, char *error);
+/* c leaves its orphaned transition (unload), once its probes are gone;
+ * frees the transition if c was its last constant. Under xk_lock. */
+void xk_transition_release(struct xk_const *c);
 int xk_transition(struct xk_const *c, s64 value, u32 mode, u32 timeout_ms,
 		  char *error, u64 *ns);
 int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 		       u64 *ns);
-void xk_tx_switch(struct xk_tx *tx);
-void xk_tx_drained(struct xk_tx *tx);
+/* for the entry, exit and rewrite handlers (xk_probe.c) */
+bool xk_tx_lock(struct xk_tx *tx, unsigned long *flags);
+void xk_tx_unlock(struct xk_tx *tx, unsigned long flags);
+bool xk_tx_settle(struct xk_tx *tx);
+int xk_tx_depth(struct xk_tx *tx, struct task_struct *t, struct pt_regs *regs);
+struct xk_tracked *xk_tx_find(struct xk_tx *tx, struct task_struct *t);
+struct xk_tracked *xk_tx_insert(struct xk_tx *tx, struct task_struct *t,
+				bool took_new);
+void xk_tx_remove(struct xk_tx *tx, struct xk_tracked *tr);
 
 #define xk_error(buf, fmt, ...) \
 	snprintf(buf, XK_ERROR_MAX, fmt, ##__VA_ARGS__)

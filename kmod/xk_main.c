@@ -87,8 +87,10 @@ static long reply(void __user *uarg, const void *req, size_t size, long err)
 
 /*
  * A request whose work runs under xk_lock: copied in (size checked, error
- * line cleared), run, copied back out. The lock is taken killable: a
- * transition may hold it up to XK_MAX_TIMEOUT_MS. Process context.
+ * line cleared), run, copied back out. A global or per-task transition
+ * drops xk_lock while it scans and waits (its constants are busy
+ * meanwhile, xk_transition_busy), so the lock is only held for short
+ * work; it is still taken killable. Process context.
  */
 static long locked_request(void __user *uarg, void *req, size_t size,
 			   char *error, int (*run)(void *req))
@@ -130,7 +132,8 @@ static int settable(const char *name, char *error, struct xk_const **out)
 	if (READ_ONCE(c->faulted))
 		return xk_error(error, "%s was disarmed after a write to memory "
 				"faulted (xk unload it)", name), -EIO;
-	return 0;
+	/* a transition under way (its ioctl waits without xk_lock) */
+	return xk_transition_busy(c, error);
 }
 
 static int run_set(void *r)

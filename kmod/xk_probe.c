@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kprobe handlers: the rewrite at a probe point, and the entry/exit
- * probes that count threads inside safe spans during a global transition.
+ * probes that count threads inside safe spans during a global or per-task
+ * transition (xk_transition.c).
  */
 #define pr_fmt(fmt) "xkernel: " fmt
 
@@ -177,14 +178,6 @@ int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 	return 0;
 }
 
-static struct xk_tracked *find_tracked(struct xk_const *c, struct task_struct *t)
-{
-	for (int i = 0; i < XK_MAX_TRACKED; i++)
-		if (c->tracked[i].task == t)
-			return &c->tracked[i];
-	return NULL;
-}
-
 /*
  * Runs at a probe point, before the instruction there, in the probed
  * context with preemption disabled (an int3 or a jump-optimized detour).
@@ -220,15 +213,27 @@ static noinline void rewrite_general(struct xk_span *s, struct pt_regs *regs,
 		atomic64_inc(&s->hits);
 }
 
-/* A thread inside the safe spans when a per-task transition began. */
+/*
+ * Per task: the value of the thread here. A thread found inside when the
+ * transition began keeps the old value, one that entered afterwards the
+ * new one (even after a rollback, until it leaves); any other thread the
+ * constant's value. Runs in the rewrite handler (preemption off: c->tx
+ * stays until a grace period after it is cleared); takes tx->lock. In NMI
+ * context with the lock taken on this CPU: the constant's value.
+ */
 static noinline s64 per_task_value(struct xk_const *c, s64 n)
 {
+	struct xk_tx *tx = READ_ONCE(c->tx);
+	struct xk_tracked *tr;
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&c->track_lock, flags);
-	if (c->per_task && find_tracked(c, current))
-		n = c->old_value;
-	raw_spin_unlock_irqrestore(&c->track_lock, flags);
+	if (!tx || !xk_tx_lock(tx, &flags))
+		return n;
+	n = READ_ONCE(c->value);
+	tr = READ_ONCE(c->per_task) ? xk_tx_find(tx, current) : NULL;
+	if (tr)
+		n = tr->took_new ? tx->value[c->tx_idx] : tx->old[c->tx_idx];
+	xk_tx_unlock(tx, flags);
 	return n;
 }
 
@@ -260,72 +265,135 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/* Whether a transition counts threads now (else the handlers do nothing). */
+static struct xk_tx *counting(struct xk_const *c)
+{
+	struct xk_tx *tx = READ_ONCE(c->tx);
+	int state;
+
+	if (!tx)
+		return NULL;
+	state = atomic_read(&tx->state);
+	return state == XK_TR_PENDING || state == XK_TR_REVERTING ? tx : NULL;
+}
+
 /*
- * A thread enters a safe span while a global transition is pending. Runs
- * in the probed context; takes c->track_lock (raw, irqsave). Pairs with
- * xk_exit_handler() and with the stack scan in xk_transition().
+ * A thread enters a safe span (at the span's start) while a transition
+ * counts. Global, or per task while pending: one more frame of it inside
+ * (recorded if new: per task, it takes the new value). Rolled back: only a
+ * thread that took the new value is counted again. A thread that cannot be
+ * recorded (the table is full) aborts a global transition at once (it never
+ * switched, nothing half-applied) and makes a per-task one impossible to
+ * roll back. Runs in the probed context with preemption off; takes
+ * tx->lock; wakes the waiter through the irq_work. Pairs with
+ * xk_exit_handler() and the stack scan (xk_transition.c).
  */
 int xk_entry_handler(struct kprobe *p, struct pt_regs *regs)
 {
 	struct xk_span *s = container_of(p, struct xk_span, entry);
-	struct xk_const *c = s->owner;
+	struct xk_tx *tx = counting(s->owner);
 	struct xk_tracked *tr;
 	unsigned long flags;
+	bool wake = false;
+	int state;
 
-	if (!READ_ONCE(c->tracking) || READ_ONCE(c->tx->per_task))
-		return 0;	/* per task: new entrants take the new value */
-	raw_spin_lock_irqsave(&c->track_lock, flags);
-	if (c->tracking) {
-		tr = find_tracked(c, current);
-		if (!tr)
-			tr = find_tracked(c, NULL);
-		if (tr) {
-			tr->task = current;
-			tr->depth++;
-			atomic_inc(&c->tx->inside);
+	if (!tx)
+		return 0;
+	if (!xk_tx_lock(tx, &flags)) {
+		tr = NULL;	/* NMI, lock busy: cannot be counted */
+		goto untracked;
+	}
+	state = atomic_read(&tx->state);
+	tr = xk_tx_find(tx, current);
+	if (state == XK_TR_PENDING && !tr)
+		tr = xk_tx_insert(tx, current, tx->per_task);
+	else if (state == XK_TR_REVERTING && tr && !tr->took_new)
+		tr = NULL;	/* rolled back: the old value is everyone's */
+	else if (state != XK_TR_PENDING && state != XK_TR_REVERTING)
+		goto unlock;	/* ended meanwhile */
+	if (tr) {
+		tr->depth++;
+		if (tr->took_new)
+			tx->inside_new++;
+		else
+			tx->inside++;
+	} else if (state == XK_TR_PENDING) {
+		tx->overflow = true;
+		if (tx->per_task) {
+			tx->no_rollback = true;
 		} else {
-			c->track_overflow = true;
+			atomic_set(&tx->state, XK_TR_ABORTED);
+			wake = true;
 		}
 	}
-	raw_spin_unlock_irqrestore(&c->track_lock, flags);
+unlock:
+	xk_tx_unlock(tx, flags);
+	if (wake)
+		irq_work_queue(&tx->wake_work);
+	return 0;
+untracked:
+	/* the thread runs uncounted: a global transition must not switch
+	 * (xk_tx_settle aborts it instead), a per-task one cannot roll back */
+	WRITE_ONCE(tx->nmi_missed, true);
 	return 0;
 }
 
 /*
- * A thread reaches an exit of a safe span. Only threads counted on entry
- * (or by the stack scan) count down; the last one out switches the value
- * if a transition is pending, so no thread sees both values.
+ * A thread reaches an exit of a safe span while a transition counts. Only
+ * a recorded thread matters: its stack is walked again from here (the
+ * leaving frame not counted), and what the walk finds is its depth, so a
+ * nested or recursive exit, or an exit reached on a path that skipped the
+ * entry, never undercounts. A walk that cannot be trusted leaves the count
+ * as it was (counted in tx->unreliable: the transition may then time out,
+ * never switch early). The last thread out ends the transition
+ * (xk_tx_settle) and wakes the waiter through the irq_work: no wake_up()
+ * from probe context. Runs in the probed context with preemption off;
+ * takes tx->lock, not while walking (only this thread changes its record).
  */
 int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
 {
 	struct xk_span *s = container_of(p, struct xk_exit_probe, kp)->span;
-	struct xk_const *c;
+	struct xk_tx *tx = counting(s->owner);
 	struct xk_tracked *tr;
+	struct pt_regs here;
 	unsigned long flags;
 	bool wake = false;
+	int depth;
 
-	c = s->owner;
-	if (!READ_ONCE(c->tracking))
+	if (!tx || !xk_tx_lock(tx, &flags))
+		return 0;	/* NMI, lock busy: the count stays (conservative) */
+	tr = xk_tx_find(tx, current);
+	xk_tx_unlock(tx, flags);
+	if (!tr)
 		return 0;
-	raw_spin_lock_irqsave(&c->track_lock, flags);
-	tr = c->tracking ? find_tracked(c, current) : NULL;
+	/* the probed instruction has not run: unwind from it, not from the
+	 * int3's address after it */
+	here = *regs;
+	here.ip = (unsigned long)p->addr;
+	depth = xk_tx_depth(tx, current, &here);
+	if (!xk_tx_lock(tx, &flags))
+		return 0;
+	tr = xk_tx_find(tx, current);
 	if (tr) {
-		if (--tr->depth == 0)
-			tr->task = NULL;
-		/* the last thread out switches every constant of the transition */
-		if (atomic_dec_and_test(&c->tx->inside) &&
-		    atomic_cmpxchg(&c->tx->state, XK_TR_PENDING, XK_TR_DONE) ==
-			    XK_TR_PENDING) {
-			if (c->tx->per_task)
-				xk_tx_drained(c->tx);
-			else
-				xk_tx_switch(c->tx);
-			wake = true;
+		int delta;
+
+		if (depth < 0) {
+			atomic_inc(&tx->unreliable);
+			depth = tr->depth;
 		}
+		delta = depth - tr->depth;
+		tr->depth = depth;
+		if (tr->took_new)
+			tx->inside_new += delta;
+		else
+			tx->inside += delta;
+		if (!depth)
+			xk_tx_remove(tx, tr);
+		wake = xk_tx_settle(tx);
 	}
-	raw_spin_unlock_irqrestore(&c->track_lock, flags);
+	xk_tx_unlock(tx, flags);
 	if (wake)
-		wake_up(&c->tx->wait);
+		irq_work_queue(&tx->wake_work);
 	return 0;
 }
 

@@ -316,6 +316,8 @@ void xk_const_destroy(struct xk_const *c)
 		unregister_kprobes(kps, n);
 	kfree(kps);
 	c->tracking_ready = false;
+	/* an orphaned per-task transition lets go of it (xk_transition.c) */
+	xk_transition_release(c);
 	/* the probes are gone and their handlers done: nothing reads these */
 	for (i = 0; i < c->nr_spans; i++)
 		kfree(rcu_dereference_protected(c->spans[i].fast, 1));
@@ -374,7 +376,6 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	c->min = req->min;
 	c->max = req->max;
 	c->nr_spans = req->nr_spans;
-	raw_spin_lock_init(&c->track_lock);
 	raw_spin_lock_init(&c->policy_lock);
 	strscpy(c->policy, req->policy, sizeof(c->policy));
 	if (c->policy[0]) {
@@ -469,6 +470,10 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 	int err = 0;
 
 	*nr = 0;
+	/* nothing goes while a transition of it waits, its ioctl drops xk_lock */
+	list_for_each_entry(c, &xk_consts, node)
+		if ((all || !strcmp(c->name, name)) && xk_transition_waited(c, error))
+			return -EBUSY;
 	list_for_each_entry_safe(c, tmp, &xk_consts, node) {
 		if (!all && strcmp(c->name, name))
 			continue;

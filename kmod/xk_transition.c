@@ -3,26 +3,53 @@
  * Transitions: when a new value of a constant takes effect.
  *
  * Immediate: at once. Global: only at a moment when no thread is inside any
- * safe span of the constant, so that no thread computes with data derived
- * from both values. One stop_machine() finds the threads inside from their
- * stacks and starts counting; entry and exit probes keep the count; the
- * last thread out switches the value in its exit probe. A timeout aborts
- * the transition and leaves the old value in force.
+ * safe span of the constants, so that no thread computes with data derived
+ * from both values. Per task: each thread switches as it leaves them.
+ *
+ * The threads inside are found as livepatch finds them
+ * (klp_try_switch_task): a reliable walk of every task's stack, done as
+ * arch_stack_walk_reliable() does with the ORC unwinder (which modules may
+ * call; the reliable walker itself is not exported), every frame counted
+ * (recursion included), never cut short; a stack that cannot be walked
+ * reliably fails the scan, which is retried until the timeout. A module
+ * cannot lock a task's runqueue (task_call_func), so the walk runs in
+ * stop_machine(): every task is off its CPU and the count is one instant.
+ * From there the entry probes count threads coming in, and the exit probes
+ * walk the leaving thread's own stack again (its true depth, whatever path
+ * it took); the last thread out switches the value and wakes the waiter
+ * through an irq_work, never from the probe's context itself.
+ *
+ * The waiter holds no global lock while it waits: its constants carry the
+ * transition (c->tx), and any other request on them gets -EBUSY until it
+ * ends. A failure restores the old value as safely as the switch: global,
+ * nothing was switched; per task, the new entrants take the old value again
+ * while threads that took the new one keep it until they leave (the
+ * transition then ends in the background, see xk_transition_busy()).
  */
 #define pr_fmt(fmt) "xkernel: " fmt
 
 #include <linux/cred.h>
+#include <linux/hash.h>
+#include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
+#include <linux/log2.h>
 #include <linux/sched/signal.h>
-#include <linux/stacktrace.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
 #include <linux/stop_machine.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <asm/unwind.h>
 
 #include "xk_internal.h"
 
-#define SCAN_DEPTH 64
+/* a scan that met an unreliable stack is retried after this, until the
+ * transition's timeout */
+#define XK_SCAN_RETRY_MS 20
+/* the tracking table holds at most this many threads (1 Mi records,
+ * 48 MiB); more threads than that: the transition is refused */
+#define XK_TRACK_MAX (1u << 20)
 
 /*
  * Unregisters a constant's entry and exit probes, one at a time: after a
@@ -165,112 +192,531 @@ static void disarm_tracking_of(struct xk_const *const *c, int nr)
 	synchronize_rcu();
 }
 
-/*
- * Is a stack entry inside a safe span? Return addresses point after the
- * call, so an ip equal to a range's end still belongs to it.
- */
-static bool in_some_span(struct xk_const *c, unsigned long ip)
-{
-	for (int i = 0; i < c->nr_spans; i++) {
-		const struct xk_span *s = &c->spans[i];
-		unsigned long off = ip - s->func_addr;
+/* ---- the tracked threads: a hash table by task pointer ---- */
 
-		if (ip < s->func_addr || off > s->desc.func_size)
+static u32 slot_of(const struct xk_tx *tx, const struct task_struct *t)
+{
+	return hash_ptr(t, ilog2(tx->slots));
+}
+
+/* The record of t, or NULL. Under tx->lock (or with the table not in use). */
+struct xk_tracked *xk_tx_find(struct xk_tx *tx, struct task_struct *t)
+{
+	u32 m = tx->slots - 1, i = slot_of(tx, t);
+
+	for (u32 n = 0; n < tx->slots; n++, i = (i + 1) & m) {
+		if (tx->table[i].task == t)
+			return &tx->table[i];
+		if (!tx->table[i].task)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * A record for t (not in the table), depth 0, holding a reference on t;
+ * NULL when the table is full (the caller fails loudly). Under tx->lock.
+ */
+struct xk_tracked *xk_tx_insert(struct xk_tx *tx, struct task_struct *t,
+				bool took_new)
+{
+	u32 m = tx->slots - 1, i = slot_of(tx, t);
+	struct xk_tracked *tr;
+
+	if (tx->used >= tx->cap)
+		return NULL;
+	while (tx->table[i].task)
+		i = (i + 1) & m;
+	tr = &tx->table[i];
+	get_task_struct(t);
+	tr->task = t;
+	tr->depth = 0;
+	tr->took_new = took_new;
+	tx->used++;
+	if (took_new)
+		tx->threads_new++;
+	else
+		tx->threads++;
+	return tr;
+}
+
+/*
+ * Removes a record (backward-shift deletion: no tombstones, so lookups
+ * stay short however many threads come and go). Under tx->lock, from the
+ * handler of the record's own task (its reference is never the last: the
+ * task runs), or in process context.
+ */
+void xk_tx_remove(struct xk_tx *tx, struct xk_tracked *tr)
+{
+	u32 m = tx->slots - 1, i = tr - tx->table, j = i;
+
+	if (tr->took_new)
+		tx->threads_new--;
+	else
+		tx->threads--;
+	put_task_struct(tr->task);
+	for (;;) {
+		u32 k;
+
+		j = (j + 1) & m;
+		if (!tx->table[j].task)
+			break;
+		k = slot_of(tx, tx->table[j].task);
+		/* j stays if its home slot k lies cyclically in (i, j] */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
-		for (u32 r = 0; r < s->desc.nr_ranges; r++)
-			if (off > s->desc.ranges[r][0] && off <= s->desc.ranges[r][1])
+		tx->table[i] = tx->table[j];
+		i = j;
+	}
+	memset(&tx->table[i], 0, sizeof(tx->table[i]));
+	tx->used--;
+}
+
+/*
+ * Empties the table, dropping its references. Process context, with no
+ * handler using the table (state IDLE, or the probes disarmed and a grace
+ * period passed).
+ */
+static void empty_table(struct xk_tx *tx)
+{
+	for (u32 i = 0; tx->table && i < tx->slots; i++)
+		if (tx->table[i].task)
+			put_task_struct(tx->table[i].task);
+	if (tx->table)
+		memset(tx->table, 0, tx->slots * sizeof(*tx->table));
+	tx->used = tx->threads = tx->threads_new = 0;
+	tx->inside = tx->inside_new = 0;
+}
+
+/*
+ * A table for every thread there is now, and half as many again (threads
+ * forked meanwhile), or twice the last one (grow: the last scan found it
+ * full). Process context, no lock; the table not in use.
+ */
+static int alloc_table(struct xk_tx *tx, bool grow, char *error)
+{
+	struct task_struct *g, *t;
+	u32 n = 0, cap;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		n++;
+	rcu_read_unlock();
+	cap = n + n / 2 + 64;
+	if (grow)
+		cap = max(cap, tx->cap * 2);
+	if (cap > XK_TRACK_MAX)
+		return xk_error(error, "%s: %u threads: more than the %u a transition "
+				"tracks", tx->c[0]->name, n, XK_TRACK_MAX), -ENOSPC;
+	if (tx->table && cap <= tx->cap)
+		return 0;
+	empty_table(tx);
+	kvfree(tx->table);
+	tx->slots = roundup_pow_of_two(cap * 2);
+	tx->table = kvcalloc(tx->slots, sizeof(*tx->table), GFP_KERNEL);
+	tx->cap = cap;
+	if (!tx->table)
+		return xk_error(error, "%s: no memory to track %u threads",
+				tx->c[0]->name, cap), -ENOMEM;
+	return 0;
+}
+
+/* the transition whose lock this CPU holds (interrupts are off meanwhile) */
+static DEFINE_PER_CPU(struct xk_tx *, tx_lock_owner);
+
+/*
+ * tx->lock, with interrupts off. Kprobe handlers run in NMI context (int3)
+ * but never nest on a CPU (kprobes skips a probe hit inside a handler), so
+ * they may spin. A real NMI may interrupt a process-context holder on its
+ * own CPU, though (the waiter): then it must not spin, false comes back
+ * and the handler does the conservative thing. Pairs with xk_tx_unlock().
+ */
+bool xk_tx_lock(struct xk_tx *tx, unsigned long *flags)
+{
+	local_irq_save(*flags);
+	if (in_nmi() && this_cpu_read(tx_lock_owner) == tx) {
+		local_irq_restore(*flags);
+		return false;
+	}
+	this_cpu_write(tx_lock_owner, tx);	/* first: an NMI then never spins */
+	raw_spin_lock(&tx->lock);
+	return true;
+}
+
+void xk_tx_unlock(struct xk_tx *tx, unsigned long flags)
+{
+	this_cpu_write(tx_lock_owner, NULL);
+	raw_spin_unlock(&tx->lock);
+	local_irq_restore(flags);
+}
+
+/* ---- where a thread is: safe spans on its stack ---- */
+
+/*
+ * Whether a frame of the stack lies in a safe span of s. A return address
+ * (ip is false) points after its call: the call lies in a range [from, to)
+ * when the address is in (from, to]. An interrupted instruction (ip true)
+ * has not run yet: inside when it is in a range, except at the span's
+ * start, where the armed entry probe counts the thread when it resumes.
+ */
+static bool span_holds(const struct xk_span *s, unsigned long addr, bool ip)
+{
+	unsigned long off = addr - s->func_addr;
+
+	if (addr < s->func_addr || off > s->desc.func_size)
+		return false;
+	if (ip && off == s->desc.start)
+		return false;
+	for (u32 r = 0; r < s->desc.nr_ranges; r++) {
+		if (ip ? off >= s->desc.ranges[r][0] && off < s->desc.ranges[r][1] :
+			 off > s->desc.ranges[r][0] && off <= s->desc.ranges[r][1])
+			return true;
+	}
+	/* no ranges: to the end, conservatively */
+	return !s->desc.nr_ranges && off > s->desc.start;
+}
+
+static bool tx_holds(struct xk_tx *tx, unsigned long addr, bool ip)
+{
+	for (int i = 0; i < tx->nr; i++) {
+		struct xk_const *c = tx->c[i];
+
+		for (int k = 0; c && k < c->nr_spans; k++)
+			if (span_holds(&c->spans[k], addr, ip))
 				return true;
-		if (!s->desc.nr_ranges && off >= s->desc.start)
-			return true;	/* no ranges: to the end, conservatively */
 	}
 	return false;
 }
 
 /*
- * Switches every constant of a transition. Runs in stop_machine() or in the
- * exit probe of the last thread out (after winning the cmpxchg to DONE):
- * exactly once per transition.
+ * How many frames of t's stack lie inside safe spans of the transition's
+ * constants (each frame of a recursion counts), or -EAGAIN when the stack
+ * cannot be walked reliably. The walk is arch_stack_walk_reliable()'s with
+ * the ORC unwinder: an unwinder error, or a frame whose address is not
+ * kernel text (generated code, a kprobe's out-of-line copy), fails it; no
+ * frame limit. Registers met in the middle (an interrupt or exception in
+ * the kernel) are followed, ORC describes them exactly; the instruction
+ * they interrupted is judged as an instruction, not as a return address.
+ * A user task's walk must end at its user-mode registers (a task that never
+ * ran has only ret_from_fork's frame); a kernel thread's ends at the end
+ * of stack mark, which the unwinder reports as done without error.
+ *
+ * regs NULL: t is off its CPU (stop_machine). regs set: t is current, in an
+ * exit probe, and regs the probed context's (ip at the probed instruction):
+ * the walk starts at its caller, the leaving frame is not counted.
  */
-void xk_tx_switch(struct xk_tx *tx)
+int xk_tx_depth(struct xk_tx *tx, struct task_struct *t, struct pt_regs *regs)
 {
+	bool user = !(t->flags & (PF_KTHREAD | PF_USER_WORKER));
+	struct unwind_state st;
+	int depth = 0, frames = 0;
+
+	for (unwind_start(&st, t, regs, NULL);
+	     !unwind_done(&st) && !unwind_error(&st); unwind_next_frame(&st)) {
+		struct pt_regs *r = unwind_get_entry_regs(&st, NULL);
+		unsigned long addr;
+
+		if (r && user_mode(r))
+			return depth;
+		addr = unwind_get_return_address(&st);
+		if (!addr)
+			return -EAGAIN;
+		frames++;
+		depth += tx_holds(tx, addr, st.signal);
+	}
+	if (unwind_error(&st))
+		return -EAGAIN;
+	if (user && !regs && frames > 1)
+		return -EAGAIN;	/* ended before the user-mode registers */
+	return depth;
+}
+
+/* ---- switching ---- */
+
+/* How many hits the constants' entry probes missed so far (kprobes skips a
+ * probe hit while another kprobe runs on that CPU). */
+static unsigned long entries_missed(struct xk_tx *tx)
+{
+	unsigned long n = 0;
+
 	for (int i = 0; i < tx->nr; i++) {
-		WRITE_ONCE(tx->c[i]->value, tx->value[i]);
-		WRITE_ONCE(tx->c[i]->tracking, false);
+		struct xk_const *c = tx->c[i];
+
+		for (int k = 0; c && k < c->nr_spans; k++)
+			if (c->spans[k].entry_registered)
+				n += READ_ONCE(c->spans[k].entry.nmissed);
+	}
+	return n;
+}
+
+/*
+ * Whether a thread may have entered a safe span uncounted since the scan:
+ * an entry probe missed a hit, or an entry in NMI context could not take
+ * the lock. Then a global transition must not switch, nor a per-task one
+ * roll back. Under tx->lock.
+ */
+static bool tx_missed(struct xk_tx *tx)
+{
+	return READ_ONCE(tx->nmi_missed) || entries_missed(tx) != tx->nmissed0;
+}
+
+/*
+ * Every constant of the transition takes its new value. Under tx->lock, or
+ * in stop_machine(); exactly once per transition (its state says so).
+ */
+static void tx_switch(struct xk_tx *tx)
+{
+	for (int i = 0; i < tx->nr; i++)
+		if (tx->c[i])
+			WRITE_ONCE(tx->c[i]->value, tx->value[i]);
+}
+
+/* Per task: every thread uses the constants' own values again. */
+static void tx_per_task_off(struct xk_tx *tx)
+{
+	for (int i = 0; i < tx->nr; i++)
+		if (tx->c[i])
+			WRITE_ONCE(tx->c[i]->per_task, false);
+}
+
+/*
+ * After a count changed: the transition ends if its threads have left.
+ * Global: the last one out switches every constant. Per task: the last old
+ * thread out lets every thread use the new values; rolled back, the last
+ * thread that took the new values does the same for the old ones. Returns
+ * whether it ended (the caller wakes the waiter: irq_work). Under tx->lock,
+ * from an exit probe or the waiter.
+ */
+bool xk_tx_settle(struct xk_tx *tx)
+{
+	switch (atomic_read(&tx->state)) {
+	case XK_TR_PENDING:
+		if (tx->inside > 0)
+			return false;
+		if (!tx->per_task && tx_missed(tx)) {
+			/* a thread entered uncounted: switching could mix */
+			tx->missed = true;
+			atomic_set(&tx->state, XK_TR_ABORTED);
+			return true;
+		}
+		if (tx->per_task)
+			tx_per_task_off(tx);
+		else
+			tx_switch(tx);
+		atomic_set(&tx->state, XK_TR_DONE);
+		return true;
+	case XK_TR_REVERTING:
+		if (tx->inside_new > 0)
+			return false;
+		tx_per_task_off(tx);
+		atomic_set(&tx->state, XK_TR_REVERTED);
+		return true;
+	default:
+		return false;
 	}
 }
 
 /*
  * Runs on one CPU with every other CPU stopped and interrupts off
- * (stop_machine). Counts the threads whose stack shows them inside a safe
- * span of any constant of the transition and turns tracking on; if none is
- * inside, switches at once.
+ * (stop_machine): every task is off its CPU but the stoppers (skipped: they
+ * run multi_cpu_stop) and tasks whose stack is gone (exited). Walks each
+ * stack reliably and records the threads inside; any unreliable stack or a
+ * full table fails the whole scan (tx->scan_err; the state stays IDLE, the
+ * handlers ignore it, the caller empties the table and retries). Otherwise
+ * the count starts (PENDING): nothing inside switches at once; per task,
+ * every thread not recorded takes the new values now.
  */
 static int scan_stacks(void *data)
 {
 	struct xk_tx *tx = data;
-	unsigned long entries[SCAN_DEPTH];
 	struct task_struct *g, *t;
-	int n[XK_TX_MAX] = { 0 };
+	u64 t0 = ktime_get_ns();
+	int err = 0;
 
-	for (int i = 0; i < tx->nr; i++) {
-		memset(tx->c[i]->tracked, 0, sizeof(tx->c[i]->tracked));
-		tx->c[i]->track_overflow = false;
-	}
-	atomic_set(&tx->inside, 0);
 	rcu_read_lock();
 	for_each_process_thread(g, t) {
-		unsigned int nr = stack_trace_save_tsk(t, entries, SCAN_DEPTH, 0);
+		struct xk_tracked *tr;
+		int d;
 
-		for (int i = 0; i < tx->nr; i++) {
-			struct xk_const *c = tx->c[i];
-
-			for (unsigned int k = 0; k < nr; k++) {
-				if (!in_some_span(c, entries[k]))
-					continue;
-				if (n[i] == XK_MAX_TRACKED) {
-					c->track_overflow = true;
-					break;
-				}
-				c->tracked[n[i]].task = t;
-				c->tracked[n[i]++].depth = 1;
-				atomic_inc(&tx->inside);
-				break;
-			}
+		if (t == current || READ_ONCE(t->on_cpu) ||
+		    !refcount_read(&t->stack_refcount))
+			continue;
+		d = xk_tx_depth(tx, t, NULL);
+		if (d < 0) {
+			err = d;
+			tx->unreliable_pid = task_pid_nr(t);
+			/* no task_lock with every CPU stopped: a racy copy */
+			memcpy(tx->unreliable_comm, t->comm, TASK_COMM_LEN);
+			tx->unreliable_comm[TASK_COMM_LEN - 1] = '\0';
+			break;
 		}
+		if (!d)
+			continue;
+		tr = xk_tx_insert(tx, t, false);
+		if (!tr) {
+			err = -ENOSPC;
+			break;
+		}
+		tr->depth = d;
+		tx->inside += d;
 	}
 	rcu_read_unlock();
-	if (atomic_read(&tx->inside) == 0) {
-		atomic_set(&tx->state, XK_TR_DONE);
-		xk_tx_switch(tx);
-	} else if (tx->per_task) {
-		/* the new value now, except for the threads found inside */
-		for (int i = 0; i < tx->nr; i++) {
-			tx->c[i]->old_value = tx->c[i]->value;
-			WRITE_ONCE(tx->c[i]->per_task, true);
-			WRITE_ONCE(tx->c[i]->tracking, true);
-			WRITE_ONCE(tx->c[i]->value, tx->value[i]);
-		}
-	} else {
+	tx->scan_ns = ktime_get_ns() - t0;
+	tx->scan_err = err;
+	if (err)
+		return 0;
+	tx->nmissed0 = entries_missed(tx);
+	if (tx->per_task && tx->inside) {
 		for (int i = 0; i < tx->nr; i++)
-			WRITE_ONCE(tx->c[i]->tracking, true);
+			WRITE_ONCE(tx->c[i]->per_task, true);
+		tx_switch(tx);
 	}
+	atomic_set(&tx->state, XK_TR_PENDING);
+	xk_tx_settle(tx);	/* nobody inside: done at once */
 	return 0;
-}
-
-/* Per task: the last old thread left; every thread now uses the new value. */
-void xk_tx_drained(struct xk_tx *tx)
-{
-	for (int i = 0; i < tx->nr; i++) {
-		WRITE_ONCE(tx->c[i]->per_task, false);
-		WRITE_ONCE(tx->c[i]->tracking, false);
-	}
 }
 
 /* Immediate: every constant switches while every CPU is stopped. */
 static int switch_now(void *data)
 {
-	xk_tx_switch(data);
+	tx_switch(data);
 	return 0;
+}
+
+/* The irq_work the handlers queue: wakes the waiter (hard irq context). */
+static void tx_wake(struct irq_work *w)
+{
+	wake_up(&container_of(w, struct xk_tx, wake_work)->wait);
+}
+
+/*
+ * Scans until a scan succeeds (every stack walked reliably), the deadline
+ * passes (-EAGAIN), a fatal signal arrives (-EINTR) or memory runs out.
+ * Process context, no lock held; sleeps XK_SCAN_RETRY_MS between tries,
+ * as livepatch retries its transition.
+ */
+static int scan_until(struct xk_tx *tx, unsigned long deadline, char *error)
+{
+	bool grow = false;
+	int err;
+
+	for (;;) {
+		err = alloc_table(tx, grow, error);
+		if (err)
+			return err;
+		err = stop_machine(scan_stacks, tx, NULL);
+		if (err)
+			return xk_error(error, "%s: stop_machine failed (%d)",
+					tx->c[0]->name, err), err;
+		if (!tx->scan_err)
+			return 0;
+		empty_table(tx);
+		tx->retries++;
+		grow = tx->scan_err == -ENOSPC;
+		if (grow)
+			continue;
+		if (time_after(jiffies + msecs_to_jiffies(XK_SCAN_RETRY_MS), deadline))
+			return -EAGAIN;
+		schedule_timeout_killable(msecs_to_jiffies(XK_SCAN_RETRY_MS));
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+}
+
+/*
+ * A transition that no thread still needs lets go of its constants: the
+ * entry and exit probes disarmed (kept for the next one), c->tx cleared,
+ * then a grace period (the handlers run with preemption off and read
+ * c->tx) and the irq_work done: nothing uses tx any more. Process context,
+ * under xk_lock.
+ */
+static void tx_detach_all(struct xk_tx *tx)
+{
+	for (int i = 0; i < tx->nr; i++) {
+		struct xk_const *c = tx->c[i];
+
+		if (!c)
+			continue;
+		if (c->tracking_ready)
+			for_each_tracking(c, disable_kprobe);
+		WRITE_ONCE(c->per_task, false);
+		WRITE_ONCE(c->tx, NULL);
+	}
+	synchronize_rcu();
+	irq_work_sync(&tx->wake_work);
+}
+
+/* Frees a transition nothing uses (tx_detach_all, or its last release). */
+static void tx_free(struct xk_tx *tx)
+{
+	empty_table(tx);
+	kvfree(tx->table);
+	kfree(tx);
+}
+
+static void tx_teardown(struct xk_tx *tx)
+{
+	tx_detach_all(tx);
+	tx_free(tx);
+}
+
+int xk_transition_busy(struct xk_const *c, char *error)
+{
+	struct xk_tx *tx = c->tx;
+	unsigned long flags;
+	u32 threads;
+	int state;
+
+	if (!tx)
+		return 0;
+	if (tx->waiter)
+		return xk_error(error, "%s: another transition of it is under way; "
+				"retry when it ends", c->name), -EBUSY;
+	state = atomic_read(&tx->state);
+	if (state != XK_TR_PENDING && state != XK_TR_REVERTING) {
+		tx_teardown(tx);	/* an orphan that has ended: reaped */
+		return 0;
+	}
+	xk_tx_lock(tx, &flags);
+	threads = state == XK_TR_REVERTING ? tx->threads_new : tx->threads;
+	xk_tx_unlock(tx, flags);
+	return xk_error(error, "%s: %u thread%s of an earlier per-task transition "
+			"that failed %s inside a safe span with value %lld; retry "
+			"when %s, or xk unload it", c->name, threads,
+			threads == 1 ? "" : "s", threads == 1 ? "is still" : "are still",
+			state == XK_TR_REVERTING ? tx->value[c->tx_idx] :
+			tx->old[c->tx_idx], threads == 1 ? "it leaves" : "they leave"),
+	       -EBUSY;
+}
+
+int xk_transition_waited(struct xk_const *c, char *error)
+{
+	if (!c->tx || !c->tx->waiter)
+		return 0;
+	return xk_error(error, "%s: a transition of it is under way; unload it when "
+			"it ends", c->name), -EBUSY;
+}
+
+void xk_transition_release(struct xk_const *c)
+{
+	struct xk_tx *tx = c->tx;
+	unsigned long flags;
+	bool last;
+
+	if (!tx)
+		return;
+	xk_tx_lock(tx, &flags);
+	tx->c[c->tx_idx] = NULL;
+	last = --tx->attached == 0;
+	xk_tx_unlock(tx, flags);
+	WRITE_ONCE(c->tx, NULL);
+	/* the other constants' handlers may have read tx->c[] before: c is
+	 * freed after they are done (they run with preemption off) */
+	synchronize_rcu();
+	if (!last)
+		return;
+	irq_work_sync(&tx->wake_work);
+	tx_free(tx);
 }
 
 static void audit(struct xk_tx *tx, const s64 *old, u32 mode, u64 ns,
@@ -278,24 +724,29 @@ static void audit(struct xk_tx *tx, const s64 *old, u32 mode, u64 ns,
 {
 	for (int i = 0; i < tx->nr; i++) {
 		if (error)
-			pr_notice("set %s by %s[%d] uid %u: %lld -> %lld failed: %s\n",
+			pr_notice("set %s by %s[%d] uid %u: %lld -> %lld failed: %s "
+				  "(%u scan retries, %d unreliable exit walks)\n",
 				  tx->c[i]->name, current->comm, task_pid_nr(current),
 				  from_kuid(&init_user_ns, current_uid()), old[i],
-				  tx->value[i], error);
+				  tx->value[i], error, tx->retries,
+				  atomic_read(&tx->unreliable));
 		else
-			pr_info("set %s by %s[%d] uid %u: %lld -> %lld (%s%s, %llu us)\n",
+			pr_info("set %s by %s[%d] uid %u: %lld -> %lld (%s%s, %llu us; "
+				"scan %llu us, %u retries, %d unreliable exit walks)\n",
 				tx->c[i]->name, current->comm, task_pid_nr(current),
 				from_kuid(&init_user_ns, current_uid()), old[i],
 				tx->value[i], mode == XK_MODE_GLOBAL ? "global" :
 				mode == XK_MODE_PER_TASK ? "per task" : "immediate",
-				tx->nr > 1 ? ", one transaction" : "", ns / 1000);
+				tx->nr > 1 ? ", one transaction" : "", ns / 1000,
+				tx->scan_ns / 1000, tx->retries,
+				atomic_read(&tx->unreliable));
 	}
 }
 
 /*
  * A transition's wait is bounded: 0 means XK_DEFAULT_TIMEOUT_MS, and more
- * than XK_MAX_TIMEOUT_MS is refused (the wait holds xk_lock). Runs in
- * process context before anything changes; 0 or -EINVAL with the cause.
+ * than XK_MAX_TIMEOUT_MS is refused. Runs in process context before
+ * anything changes; 0 or -EINVAL with the cause.
  */
 int xk_check_timeout(u32 timeout_ms, char *error)
 {
@@ -306,111 +757,214 @@ int xk_check_timeout(u32 timeout_ms, char *error)
 }
 
 /*
- * Called with xk_lock held, in process context. Returns 0 when every value
- * is in force; otherwise none changed (-ETIMEDOUT: threads stayed inside;
- * -EINTR: a fatal signal ended the wait). The wait is killable and bounded
- * (xk_check_timeout); aborting it takes the same path as a timeout: the
- * cmpxchg to ABORTED decides against the last thread out's switch, and the
- * old values stay (or, per task, are put back) in force.
+ * "the old value 64 stays in force" / "the old values 3, ... stay in
+ * force"; per task (again): "the old value 70 is in force again".
  */
-int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
-		       u64 *ns)
+static void old_values(const struct xk_tx *tx, char *buf, size_t len,
+		       bool again)
+{
+	bool many = tx->nr > 1;
+
+	snprintf(buf, len, "the old value%s %lld%s %s in force%s", many ? "s" : "",
+		 tx->old[0], many ? ", ..." : "",
+		 again ? (many ? "are" : "is") : (many ? "stay" : "stays"),
+		 again ? " again" : "");
+}
+
+/*
+ * After the wait: what became of the transition. Global, not ended: never
+ * switched, aborted. Per task, not ended: rolled back, every thread not
+ * inside with the new values takes the old ones again; those inside keep
+ * the new ones until they leave (REVERTING; or, when an entrant could not
+ * be tracked, the transition stays as it is and ends forward). Returns 0
+ * (ended) or the error with its cause. Process context, no lock held; takes
+ * tx->lock.
+ */
+static int tx_conclude(struct xk_tx *tx, int why, u32 timeout_ms, char *error)
+{
+	const char *name = tx->c[0]->name;
+	char oldv[96];
+	unsigned long flags;
+	u32 threads, threads_new;
+	int state, err = 0;
+
+	xk_tx_lock(tx, &flags);
+	state = atomic_read(&tx->state);
+	threads = tx->threads;
+	threads_new = tx->threads_new;
+	if (state == XK_TR_PENDING && !tx->per_task) {
+		atomic_set(&tx->state, XK_TR_ABORTED);
+	} else if (state == XK_TR_PENDING && !tx->no_rollback && !tx_missed(tx)) {
+		tx->rolled_back = true;
+		for (int i = 0; i < tx->nr; i++)
+			WRITE_ONCE(tx->c[i]->value, tx->old[i]);
+		atomic_set(&tx->state, XK_TR_REVERTING);
+		xk_tx_settle(tx);	/* none took the new values: over */
+	}
+	xk_tx_unlock(tx, flags);
+	if (state == XK_TR_DONE)
+		return 0;
+	if (state == XK_TR_ABORTED) {	/* aborted by a handler */
+		old_values(tx, oldv, sizeof(oldv), false);
+		if (tx->missed)
+			return xk_error(error, "%s: a thread entered a safe span "
+					"uncounted (an entry probe missed it: another "
+					"kprobe or an NMI was running on its CPU); %s",
+					name, oldv), -EAGAIN;
+		return xk_error(error, "%s: more than %u threads in safe spans during "
+				"the transition (the tracking table is full); %s",
+				name, tx->cap, oldv), -ENOSPC;
+	}
+	err = why;
+	if (tx->per_task && !tx->rolled_back) {
+		xk_error(error, "%s: %u thread%s still inside a safe span after %u ms, "
+			 "and the transition cannot be rolled back (a thread could "
+			 "not be tracked): it ends when %s", name, threads,
+			 threads == 1 ? "" : "s", timeout_ms,
+			 threads == 1 ? "it leaves" : "they leave");
+		return err;
+	}
+	old_values(tx, oldv, sizeof(oldv), tx->per_task);
+	if (why == -EINTR)
+		xk_error(error, "%s: the transition was killed with %u thread%s inside "
+			 "a safe span; %s", name, threads, threads == 1 ? "" : "s",
+			 oldv);
+	else
+		xk_error(error, "%s: %u thread%s still inside a safe span after %u ms; "
+			 "%s", name, threads, threads == 1 ? "" : "s", timeout_ms,
+			 oldv);
+	if (tx->per_task && atomic_read(&tx->state) == XK_TR_REVERTING) {
+		size_t n = strlen(error);
+
+		snprintf(error + n, XK_ERROR_MAX - n, " (%u thread%s that took the new "
+			 "value keep%s it until %s)", threads_new,
+			 threads_new == 1 ? "" : "s", threads_new == 1 ? "s" : "",
+			 threads_new == 1 ? "it leaves" : "they leave");
+	}
+	return err;
+}
+
+/*
+ * Called with xk_lock held, in process context; drops it while it scans
+ * and waits (the constants carry the transition meanwhile: c->tx, so other
+ * requests on them get -EBUSY and unload refuses them) and holds it again
+ * when it returns. Returns 0 when every value is in force; otherwise none
+ * changed for any thread that did not already leave with it: -ETIMEDOUT
+ * (threads stayed inside), -EINTR (a fatal signal ended the wait), -EAGAIN
+ * (a stack could not be walked reliably before the timeout), -ENOSPC (more
+ * threads than the table). Every wait is killable and ends by the timeout
+ * (xk_check_timeout), the scans' retries included. tx is the caller's
+ * description (nr, c, value): the transition is a copy.
+ */
+int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
+		       char *error, u64 *ns)
 {
 	ktime_t t0 = ktime_get();
+	unsigned long deadline;
+	struct xk_tx *tx;
 	s64 old[XK_TX_MAX];
-	int err = 0, inside = 0, i;
+	int err = 0, i, state;
 	long left;
 
 	err = xk_check_timeout(timeout_ms, error);
 	if (err)
 		return err;
 	timeout_ms = timeout_ms ?: XK_DEFAULT_TIMEOUT_MS;
-	for (i = 0; i < tx->nr; i++) {
-		struct xk_const *c = tx->c[i];
+	deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	for (i = 0; i < req->nr; i++) {
+		struct xk_const *c = req->c[i];
 
 		old[i] = c->value;
-		if (tx->value[i] < c->min || tx->value[i] > c->max)
-			return xk_error(error, "%s: value %lld is out of bounds [%lld, %lld]",
-					c->name, tx->value[i], c->min, c->max), -ERANGE;
-	}
-	/* the new values' writes precomputed before any thread may see them */
-	for (i = 0; i < tx->nr; i++)
-		xk_fast_prepare(tx->c[i], tx->value[i]);
-	init_waitqueue_head(&tx->wait);
-	if (mode == XK_MODE_IMMEDIATE) {
-		if (tx->nr == 1)
-			xk_tx_switch(tx);
-		else
-			err = stop_machine(switch_now, tx, NULL);
-	} else if (mode == XK_MODE_GLOBAL || mode == XK_MODE_PER_TASK) {
-		tx->per_task = mode == XK_MODE_PER_TASK;
-		for (i = 0; i < tx->nr && !err; i++) {
-			tx->c[i]->tx = tx;
-			err = arm_tracking(tx->c[i], error);
-		}
-		if (err) {
-			disarm_tracking_of(tx->c, i - 1);
-			while (i-- > 0)
-				tx->c[i]->tx = NULL;
+		err = xk_transition_busy(c, error);
+		if (err)
 			return err;
-		}
-		atomic_set(&tx->state, XK_TR_PENDING);
-		err = stop_machine(scan_stacks, tx, NULL);
-		left = err ? 1 : wait_event_killable_timeout(tx->wait,
-				atomic_read(&tx->state) != XK_TR_PENDING,
-				msecs_to_jiffies(timeout_ms));
-		if (left <= 0 &&
-		    atomic_cmpxchg(&tx->state, XK_TR_PENDING, XK_TR_ABORTED) ==
-			    XK_TR_PENDING) {
-			inside = atomic_read(&tx->inside);
-			err = left < 0 ? -EINTR : -ETIMEDOUT;
-		}
-		for (i = 0; i < tx->nr; i++) {
-			if (!err && tx->c[i]->track_overflow)
-				err = -ENOSPC;
-			WRITE_ONCE(tx->c[i]->tracking, false);
-			WRITE_ONCE(tx->c[i]->per_task, false);
-		}
-		/* per task, not drained in time: back to the old value for all,
-		 * nothing half-applied */
-		if (err && tx->per_task)
-			for (i = 0; i < tx->nr; i++)
-				WRITE_ONCE(tx->c[i]->value, old[i]);
-		/* waits for running handlers: then tx may go */
-		disarm_tracking_of(tx->c, tx->nr);
-		for (i = 0; i < tx->nr; i++)
-			tx->c[i]->tx = NULL;
-		if (err == -ENOSPC && atomic_read(&tx->state) == XK_TR_DONE &&
-		    !tx->per_task)
-			for (i = 0; i < tx->nr; i++)	/* not half-applied */
-				WRITE_ONCE(tx->c[i]->value, old[i]);
-		if (err == -ETIMEDOUT)
-			xk_error(error, "%s: %d thread%s still inside a safe span after "
-				 "%u ms; the old value%s %lld%s stay%s in force",
-				 tx->c[0]->name, inside, inside == 1 ? "" : "s",
-				 timeout_ms, tx->nr > 1 ? "s" : "", old[0],
-				 tx->nr > 1 ? ", ..." : "", tx->nr > 1 ? "" : "s");
-		else if (err == -EINTR)
-			xk_error(error, "%s: the transition was killed with %d thread%s "
-				 "inside a safe span; the old value%s %lld%s stay%s in "
-				 "force", tx->c[0]->name, inside, inside == 1 ? "" : "s",
-				 tx->nr > 1 ? "s" : "", old[0],
-				 tx->nr > 1 ? ", ..." : "", tx->nr > 1 ? "" : "s");
-		else if (err == -ENOSPC)
-			xk_error(error, "%s: more than %d threads inside safe spans",
-				 tx->c[0]->name, XK_MAX_TRACKED);
-		else if (err)
-			xk_error(error, "%s: stop_machine failed (%d)", tx->c[0]->name, err);
-	} else {
-		return xk_error(error, "unknown mode %u", mode), -EINVAL;
+		if (req->value[i] < c->min || req->value[i] > c->max)
+			return xk_error(error, "%s: value %lld is out of bounds [%lld, %lld]",
+					c->name, req->value[i], c->min, c->max), -ERANGE;
 	}
+	if (mode > XK_MODE_PER_TASK)
+		return xk_error(error, "unknown mode %u", mode), -EINVAL;
+	/* the new values' writes precomputed before any thread may see them */
+	for (i = 0; i < req->nr; i++)
+		xk_fast_prepare(req->c[i], req->value[i]);
+	if (mode == XK_MODE_IMMEDIATE) {
+		if (req->nr == 1)
+			switch_now(req);
+		else
+			err = stop_machine(switch_now, req, NULL);
+		if (err)
+			xk_error(error, "%s: stop_machine failed (%d)", req->c[0]->name, err);
+		*ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+		audit(req, old, mode, *ns, err ? error : NULL);
+		goto out;
+	}
+
+	tx = kzalloc(sizeof(*tx), GFP_KERNEL);
+	if (!tx)
+		return -ENOMEM;
+	tx->nr = req->nr;
+	memcpy(tx->c, req->c, sizeof(tx->c));
+	memcpy(tx->value, req->value, sizeof(tx->value));
+	memcpy(tx->old, old, sizeof(tx->old));
+	raw_spin_lock_init(&tx->lock);
+	init_waitqueue_head(&tx->wait);
+	init_irq_work(&tx->wake_work, tx_wake);
+	atomic_set(&tx->state, XK_TR_IDLE);
+	tx->per_task = mode == XK_MODE_PER_TASK;
+	tx->waiter = true;
+	for (i = 0; i < tx->nr && !err; i++)
+		err = arm_tracking(tx->c[i], error);
+	if (err) {
+		disarm_tracking_of(tx->c, i - 1);
+		kfree(tx);
+		return err;
+	}
+	for (i = 0; i < tx->nr; i++) {
+		tx->c[i]->tx_idx = i;
+		WRITE_ONCE(tx->c[i]->tx, tx);
+	}
+	tx->attached = tx->nr;
+
+	mutex_unlock(&xk_lock);
+	err = scan_until(tx, deadline, error);
+	if (!err) {
+		left = (long)deadline - (long)jiffies;
+		left = wait_event_killable_timeout(tx->wait,
+				atomic_read(&tx->state) != XK_TR_PENDING,
+				max(left, 1L));
+		err = tx_conclude(tx, left < 0 ? -EINTR : -ETIMEDOUT, timeout_ms,
+				  error);
+	} else if (err == -EAGAIN || err == -EINTR) {
+		char oldv[96];
+
+		old_values(tx, oldv, sizeof(oldv), false);
+		if (err == -EAGAIN)
+			xk_error(error, "%s: the stack of %s[%d] could not be walked "
+				 "reliably in %u tries over %u ms; %s",
+				 tx->c[0]->name, tx->unreliable_comm,
+				 tx->unreliable_pid, tx->retries, timeout_ms, oldv);
+		else
+			xk_error(error, "%s: the transition was killed while its stack "
+				 "scans were retried; %s", tx->c[0]->name, oldv);
+	}
+	mutex_lock(&xk_lock);
+
+	state = atomic_read(&tx->state);
+	if (state == XK_TR_PENDING || state == XK_TR_REVERTING)
+		tx->waiter = false;	/* an orphan: ends in the background */
+	else
+		tx_detach_all(tx);
+	/* the whole request: arming, scans, the drain, disarming */
 	*ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	audit(tx, old, mode, *ns, err ? error : NULL);
+	if (state != XK_TR_PENDING && state != XK_TR_REVERTING)
+		tx_free(tx);
+out:
 	if (err)
 		return err;
-	for (i = 0; i < tx->nr; i++) {
-		tx->c[i]->last_transition_ns = *ns;
-		tx->c[i]->last_mode = mode;
+	for (i = 0; i < req->nr; i++) {
+		req->c[i]->last_transition_ns = *ns;
+		req->c[i]->last_mode = mode;
 	}
 	return 0;
 }

@@ -43,7 +43,7 @@ prepare_tables() {
 		 TCP_FASTRETRANS_THRESH CYCLE_LEN BLK_PLUG_FLUSH_SIZE; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
-	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD G_VAR G_PT G_DUP; do
+	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD G_VAR G_PT G_REC G_DUP; do
 		build/xk -q gen --catalog tests/fixtures/golden/golden.conf "$c" \
 			>/dev/null || return 1
 	done

@@ -41,3 +41,46 @@ echo 1 > $GOLDEN/release
 wait
 expect_eq "thread held through the failed transition" "$(cat /tmp/pt-t)" "$(result 70 70)"
 log "immediate mixed $(cat /tmp/pt-imm); per task: old $(cat /tmp/pt-old), new $(cat /tmp/pt-new), drained after $ms ms"
+
+# per task, rolled back: a thread that took the new value keeps it until
+# it leaves; only threads entering afterwards take the old value again
+cat $GOLDEN/pertask > /tmp/pt-a &
+sleep 1
+$XK set --mode per-task --timeout 3000 G_PT=90 > /tmp/pt-rb.out 2>&1 &
+setter=$!
+sleep 1
+cat $GOLDEN/pertask > /tmp/pt-b &
+wait $setter && fail "the per-task transition ended with the old thread inside"
+grep -q "G_PT: 1 thread still inside a safe span after 3000 ms; the old value 70 is in force again (1 thread that took the new value keeps it until it leaves)" /tmp/pt-rb.out ||
+	fail "rollback: $(cat /tmp/pt-rb.out)"
+expect_eq "value after the rollback" "$($XK -j status | jq '.[0].value')" 70
+out=$($XK set G_PT=60 2>&1) && fail "a set succeeded while a thread still uses the rolled-back value"
+echo "$out" | grep -q "1 thread of an earlier per-task transition that failed is still inside a safe span with value 90" ||
+	fail "busy after the rollback: $out"
+echo 1 > $GOLDEN/release
+wait
+expect_eq "the old thread through the rollback" "$(cat /tmp/pt-a)" "$(result 70 70)"
+expect_eq "the thread that took the new value" "$(cat /tmp/pt-b)" "$(result 90 90)"
+$XK set G_PT=60 || fail "set after the rolled-back transition drained"
+expect_eq "value" "$($XK -j status | jq '.[0].value')" 60
+
+# threads that exit inside the span: 20 sleepers killed during a per-task
+# transition leave through its exits as they die; the transition drains
+pids=()
+for _ in $(seq 20); do
+	cat $GOLDEN/pertask > /dev/null &
+	pids+=($!)
+done
+sleep 2
+$XK -j set --mode per-task --timeout 30000 G_PT=75 > /tmp/pt-kill.json &
+setter=$!
+sleep 1
+{ kill -9 "${pids[@]}"; wait "${pids[@]}"; } 2>/dev/null
+wait $setter || fail "the per-task transition did not end after its threads died"
+expect_eq "value after the killed threads" "$($XK -j status | jq '.[0].value')" 75
+cat $GOLDEN/pertask > /tmp/pt-after &
+sleep 1
+echo 1 > $GOLDEN/release
+wait
+expect_eq "a thread after them" "$(cat /tmp/pt-after)" "$(result 75 75)"
+log "rollback: old thread $(cat /tmp/pt-a), new thread $(cat /tmp/pt-b); 20 killed threads drained"

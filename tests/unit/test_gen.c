@@ -104,6 +104,12 @@ EXPECT(GOLDEN, G_HOLD, { "golden_hold", XK_SPAN_REGISTER, 1, 0, NULL })
 /* used before and after a sleep: two spans, both in the inverse form */
 EXPECT(GOLDEN, G_PT, { "golden_pertask", XK_SPAN_REGISTER, 1, 0, NULL },
 		     { "golden_pertask", XK_SPAN_REGISTER, 1, 0, NULL })
+/* before and after a recursive call (golden_rec) and a deep call chain
+ * (golden_deep): the transition tests' spans, 1*N and 1000*N */
+EXPECT(GOLDEN, G_REC, { "golden_deep", XK_SPAN_REGISTER, 1, 0, NULL },
+		      { "golden_deep", XK_SPAN_REGISTER, 1000, 0, NULL },
+		      { "golden_rec", XK_SPAN_REGISTER, 1, 0, NULL },
+		      { "golden_rec", XK_SPAN_REGISTER, 1000, 0, NULL })
 /* in s_start(), a name that static functions of the kernel have too */
 EXPECT(GOLDEN, G_DUP, { "s_start", XK_SPAN_REGISTER, 1, 0, NULL })
 /* a static const variable: max(x, V) - V, one span per seed */
@@ -375,6 +381,7 @@ int main(void)
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_DIV_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
+		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),
 		T(expression_pool_cap_is_named),
 		T(BLK_MAX_REQUEST_COUNT_spans), T(MAX_SOFTIRQ_RESTART_spans),
