@@ -99,6 +99,8 @@ static int register_tracking_flags(struct xk_const *c, u32 flags, char *error)
 		struct xk_span *s = &c->spans[i];
 		int err;
 
+		if (s->settle == XK_SETTLE_GONE)
+			continue;	/* its module went away: no text to probe */
 		err = register_tracking_probe(&s->entry, s->start_addr,
 					      xk_entry_handler, flags);
 		if (err) {
@@ -138,7 +140,11 @@ void xk_tracking_release(struct xk_const *c)
 	c->tracking_ready = false;
 }
 
-/* Calls fn on every registered entry and exit probe of c. */
+/*
+ * Calls fn on every registered entry and exit probe of c, except those of
+ * spans whose module went away (kprobes marked them gone: they cannot be
+ * armed, and nothing runs there).
+ */
 static int for_each_tracking(struct xk_const *c, int (*fn)(struct kprobe *))
 {
 	int err = 0;
@@ -146,6 +152,8 @@ static int for_each_tracking(struct xk_const *c, int (*fn)(struct kprobe *))
 	for (int i = 0; i < c->nr_spans && !err; i++) {
 		struct xk_span *s = &c->spans[i];
 
+		if (s->settle == XK_SETTLE_GONE)
+			continue;
 		if (s->entry_registered)
 			err = fn(&s->entry);
 		for (int k = 0; k < s->nr_exit_registered && !err; k++)
