@@ -343,6 +343,20 @@ static int check_values(struct policy_load *p)
 	return 0;
 }
 
+/*
+ * Whether libbpf loads the program sleepable: its flag, or a section type
+ * ending in ".s" (uprobe.s, lsm.s, fentry.s...), which libbpf turns into the
+ * flag only in the load request.
+ */
+static bool sleepable(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+	size_t n = strcspn(sec, "/");
+
+	return (bpf_program__flags(prog) & BPF_F_SLEEPABLE) ||
+	       (n >= 2 && !strncmp(sec + n - 2, ".s", 2));
+}
+
 static int load_object(struct policy_load *p)
 {
 	struct bpf_program *prog;
@@ -360,7 +374,7 @@ static int load_object(struct policy_load *p)
 		return 0;
 	/* the module's kfunc filter hides xk_choose from these programs */
 	bpf_object__for_each_program(prog, p->obj)
-		if (bpf_program__flags(prog) & BPF_F_SLEEPABLE)
+		if (sleepable(prog))
 			return xk_err(err, "policy %s refused by the kernel: program %s "
 				      "(%s) is sleepable, and xkernel's kfunc is refused "
 				      "to sleepable programs (an unload could not wait "
