@@ -70,9 +70,21 @@ struct xk_pol_probe {
 	struct xk_const *c;
 };
 
+/*
+ * The state last written at a span whose programs read no register (it
+ * depends on the value alone), per CPU: a policy that keeps choosing one
+ * value runs no program. Written and read by xk_choose only.
+ */
+struct xk_pol_cache {
+	s64 n;
+	bool valid;
+	u64 out[XK_MAX_LOCS];
+};
+
 /* A policy-driven constant's binding and probes (c->pol). */
 struct xk_policy_state {
 	u64 cookie;			/* secret | slot, span index 0 */
+	struct xk_pol_cache __percpu *cache;	/* nr_spans per CPU */
 	int slot;			/* in xk_slots, -1: none */
 	bool exit_tp;			/* holds a reference on the exit probe */
 	int nr;				/* probes registered */
@@ -160,19 +172,28 @@ static void drop_pin(struct xk_const *c, struct xk_pin *p)
 		c->nr_pins--;
 }
 
-/* This CPU's figures of the context named by label (preemption off). */
+/*
+ * This CPU's figures of the context named by label (preemption off). The
+ * label is compared as two words: a few instructions per hit.
+ */
 static void count_context(struct xk_policy_stats *ps, const char *label,
 			  u32 size, s64 value, bool clamped)
 {
-	char name[XK_LABEL_MAX] = {};
+	u64 name[XK_LABEL_MAX / sizeof(u64)] = {};
 	struct xk_ctx_stat *st = NULL;
 	int nr = ps->nr_ctxs;
 
-	for (u32 i = 0; i < size && i < XK_LABEL_MAX - 1 && label[i]; i++)
-		name[i] = label[i];
-	for (int i = 0; i < nr && !st; i++)
-		if (!memcmp(ps->ctxs[i].label, name, sizeof(name)))
+	BUILD_BUG_ON(XK_LABEL_MAX != sizeof(name));
+	memcpy(name, label, min_t(u32, size, sizeof(name)));
+	((char *)name)[XK_LABEL_MAX - 1] = '\0';
+	for (int i = 0; i < nr; i++) {
+		const u64 *l = (const u64 *)ps->ctxs[i].label;
+
+		if (l[0] == name[0] && l[1] == name[1]) {
 			st = &ps->ctxs[i];
+			break;
+		}
+	}
 	if (!st && nr < XK_MAX_CONTEXTS) {
 		st = &ps->ctxs[nr];
 		memcpy(st->label, name, sizeof(name));
@@ -384,7 +405,9 @@ int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error)
 	c->pol = ps;
 	ps->probes = kcalloc(nr, sizeof(*ps->probes), GFP_KERNEL);
 	ps->kps = kcalloc(nr, sizeof(*ps->kps), GFP_KERNEL);
-	if (!ps->probes || !ps->kps)
+	ps->cache = __alloc_percpu(sizeof(*ps->cache) * c->nr_spans,
+				   __alignof__(*ps->cache));
+	if (!ps->probes || !ps->kps || !ps->cache)
 		return -ENOMEM;
 	for (slot = 0; slot < XK_POLICY_SLOTS; slot++)
 		if (!rcu_access_pointer(xk_slots[slot]))
@@ -449,6 +472,7 @@ void xk_policy_release(struct xk_const *c)
 		unregister_kprobes(ps->kps, ps->nr);
 	if (ps->exit_tp)
 		exit_tp_put();
+	free_percpu(ps->cache);
 	kfree(ps->kps);
 	kfree(ps->probes);
 	kfree(ps);
@@ -500,24 +524,34 @@ static s64 settle_value(struct xk_const *c, struct xk_policy_stats *ps,
 
 /*
  * Writes the span's state for value n, as a kernel built with n holds it
- * here: the scope table's programs run on the registers at the probe point
- * (none are read by a const-only span). Runs in xk_choose; 0 or -EFAULT
- * (a memory location faulted: the constant is disarmed, xk_probe.c).
+ * here: the scope table's programs run on the registers at the probe point;
+ * a span whose programs read none reuses this CPU's last result for n. Runs
+ * in xk_choose, preemption off; 0 or -EFAULT (a memory location faulted:
+ * the constant is disarmed, xk_probe.c).
  */
 static int write_state(struct xk_span *s, struct pt_regs *regs, s64 n)
 {
 	static const u64 no_regs[XK_NR_REGS];
+	struct xk_const *c = s->owner;
 	u64 in[XK_NR_REGS], out[XK_MAX_LOCS];
-	const u64 *r = no_regs;
+	struct xk_pol_cache *pc;
 
-	if (!s->const_only) {
-		xk_regs_to_array(regs, in);
-		r = in;
+	if (s->const_only) {
+		pc = this_cpu_ptr(c->pol->cache) + (s - c->spans);
+		if (!pc->valid || pc->n != n) {
+			for (u32 i = 0; i < s->desc.nr_locs; i++)
+				pc->out[i] = xk_expr_eval(&s->desc.locs[i].expr,
+							  no_regs, n);
+			pc->n = n;
+			pc->valid = true;
+		}
+		return xk_write_locations(s, regs, no_regs, pc->out);
 	}
+	xk_regs_to_array(regs, in);
 	/* compute all first: a location may be another's input */
 	for (u32 i = 0; i < s->desc.nr_locs; i++)
-		out[i] = xk_expr_eval(&s->desc.locs[i].expr, r, n);
-	return xk_write_locations(s, regs, r, out);
+		out[i] = xk_expr_eval(&s->desc.locs[i].expr, in, n);
+	return xk_write_locations(s, regs, in, out);
 }
 
 __bpf_kfunc_start_defs();
