@@ -37,8 +37,8 @@
  * - Pins. Where spans nest, a thread's first value holds until it leaves
  *   the safe span: module kprobes at the safe spans' exits (exit_handler)
  *   release it, and so does the task's exit (sched_process_exit), so no pin
- *   outlives its task. Only task context pins: an interrupt or softirq
- *   running on a thread's stack is not that thread.
+ *   outlives its task. Only task context pins (probed_in_task): an
+ *   interrupt or softirq that borrowed a thread is not that thread.
  *
  * Lifetimes: a BPF program runs xk_choose with preemption disabled inside
  * rcu_read_lock() (trace_call_bpf; sleepable programs are refused), so
@@ -56,6 +56,7 @@
 #include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/tracepoint.h>
 
@@ -272,6 +273,22 @@ void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req)
 }
 
 /*
+ * Whether the probed code ran in the context of current as a thread, and
+ * not in an interrupt, an NMI or a softirq that borrowed it. in_task()
+ * cannot tell from a kprobe handler: an int3 probe runs as an NMI
+ * (irqentry_nmi_enter) whatever it interrupted. On x86-64, hard interrupts,
+ * NMIs and the softirqs they or local_bh_enable() run are served on other
+ * stacks than the task's, and ksoftirqd's say so in the preempt count
+ * (in_serving_softirq, which the probe's own entry does not change).
+ */
+static bool probed_in_task(const struct pt_regs *regs)
+{
+	unsigned long stack = (unsigned long)task_stack_page(current);
+
+	return regs->sp - stack < THREAD_SIZE && !in_serving_softirq();
+}
+
+/*
  * A thread leaves a safe span (module kprobe at an exit, or the task exits):
  * its pin, if it holds one, is released. Any context; takes c->policy_lock.
  */
@@ -309,7 +326,7 @@ static int exit_handler(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct xk_const *c = container_of(kp, struct xk_pol_probe, kp)->c;
 
-	if (in_task() && release_pin(c, current))
+	if (probed_in_task(regs) && release_pin(c, current))
 		this_cpu_inc(c->stats->exits);
 	return 0;
 }
@@ -495,7 +512,7 @@ static s64 settle_value(struct xk_const *c, struct xk_policy_stats *ps,
 		v = clamp(v, c->min, c->max);
 		ps->clamped++;
 	}
-	if (!c->nests || !in_task())
+	if (!c->nests || !probed_in_task(regs))
 		return v;
 	raw_spin_lock_irqsave(&c->policy_lock, flags);
 	p = find_pin(c, current, &free);
