@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The cheapest policy: one value for MAX_RW_COUNT everywhere, so that
- * bench/runtime.sh measures what the policy path (kprobe, BPF program,
- * xk_set, the glue, xk_write_kernel) costs per trigger next to the
- * module's own rewrite handler.
+ * bench/runtime.sh measures what the policy path (kprobe, BPF dispatch,
+ * the program, one xk_choose; the module's probes at the safe-span exits,
+ * which release pins) costs per trigger next to the module's own rewrite
+ * handler.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

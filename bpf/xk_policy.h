@@ -8,25 +8,28 @@
 #define XK_POLICY_BPF_H
 
 #include "xk_expr.h"	/* the update programs' operations (flags, widths) */
-#include "xk_kfunc.h"	/* struct xk_write; xk_rules.h: XK_LABEL_MAX */
+#include "xk_kfunc.h"	/* XK_KFUNC_ABI; xk_rules.h: XK_LABEL_MAX */
 
 /* choose() returns it to leave the compiled-in value for this execution */
 #define XK_KEEP ((__s64)0x8000000000000000ULL)
 
 /*
- * The module's kfuncs (kmod/xk_policy.c), for kprobe programs only.
- * xk_set: bounds the value (clamps and counts), counts it under label, and
- *         with several spans pins it for the thread inside the safe span.
- * xk_write_kernel: writes the span's locations; refused (nothing written)
- *         away from a policy-driven probe point, for any other target, a
- *         value out of bounds, or a content the table does not give.
- * xk_transition_done: the thread leaves the safe span (releases the pin).
+ * The kfunc interface this object is built for: xk load reads it and
+ * refuses an object built against another (make policies again).
  */
-extern int xk_set(struct pt_regs *ctx, __s64 *value, const char *label,
-		  __u32 label__sz) __ksym;
-extern int xk_write_kernel(struct pt_regs *ctx, __s64 value,
-			   const struct xk_write *writes, __u32 writes__sz) __ksym;
-extern int xk_transition_done(struct pt_regs *ctx) __ksym;
+const volatile __u32 xk_kfunc_abi = XK_KFUNC_ABI;
+
+/*
+ * The module's kfunc (kmod/xk_policy.c), for non-sleepable kprobe programs
+ * only, and obeyed only from the program xk load attached at a span (the
+ * XK_POLICY_<CONSTANT> macro of the glue defines them), once per execution
+ * of the span: it bounds the value (clamps and counts), counts it under
+ * label, pins it for the thread inside the safe span where spans nest, and
+ * writes the span's state for it. A second call in the same execution, or
+ * a call from any other program, is refused (-EBUSY, -EPERM) and counted.
+ */
+extern int xk_choose(struct pt_regs *ctx, __s64 value, const char *label,
+		     __u32 label__sz) __ksym;
 
 /* Copies a NUL-terminated name into a label (at most XK_LABEL_MAX - 1). */
 static __always_inline void xk_label(char *label, const char *name)

@@ -15,6 +15,7 @@
 #define XK_MAX_PINS 64		/* threads holding a policy's value in a safe span */
 
 struct xk_const;
+struct xk_policy_state;
 
 struct xk_span;
 
@@ -149,6 +150,7 @@ struct xk_ctx_stat {
  */
 struct xk_policy_stats {
 	u64 sets, clamped, pinned, writes, refused, exits, other_ctxs;
+	bool called;			/* xk_choose ran in this hit (xk_policy.c) */
 	int nr_ctxs;			/* published after the entry is filled */
 	struct xk_ctx_stat ctxs[XK_MAX_CONTEXTS];
 };
@@ -186,6 +188,7 @@ struct xk_const {
 	struct xk_pin pins[XK_MAX_PINS];
 	int nr_pins;			/* slots in use lie below this */
 	struct xk_policy_stats __percpu *stats;
+	struct xk_policy_state *pol;	/* binding and probes (xk_policy.c) */
 };
 
 extern struct mutex xk_lock;		/* the list and every load/set/unload */
@@ -208,6 +211,10 @@ int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 /* xk_policy.c */
 int xk_policy_init(void);
 void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req);
+/* At load, once the spans are validated; under xk_lock. */
+int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error);
+/* First thing in xk_const_destroy; under xk_lock; waits a grace period. */
+void xk_policy_release(struct xk_const *c);
 extern atomic64_t xk_refused_outside;
 
 /* xk_main.c */

@@ -1,22 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Xk-tune: the kfuncs through which eBPF policies choose values and write
- * kernel state (the interface is described in include/xk/policy.h).
+ * Xk-tune: the kfunc through which eBPF policies choose values, and the
+ * module's own probes that go with it (the interface: xk_kfunc.h).
  *
- * A constant loaded with a policy (xk load --policy) keeps the module's own
- * rewrite probes registered but disarmed: its state is written only by the
- * policy's kprobe programs, attached by user space at the same probe points.
- * Every kfunc here runs inside such a program: in the probed context, with
- * preemption disabled and inside an RCU read-side section (trace_call_bpf),
- * so it walks xk_consts with the RCU list primitives; xk_table.c removes a
- * constant with list_del_rcu() and frees it after a grace period.
+ * A constant loaded with a policy (xk load --policy) keeps the module's
+ * rewrite probes registered but disarmed: its state is written only by
+ * xk_choose, called from the policy's kprobe programs at the same probe
+ * points. What a program may do there is confined:
  *
- * What a policy may write is confined: only at the probe point of a span of
- * a policy-driven constant (the context's ip says where the program's kprobe
- * stopped), only that span's locations, only a value within the constant's
- * bounds, and only the state the scope table's update program gives for
- * that value. Anything else is refused, counted and
- * logged (rate-limited); nothing is written.
+ * - Binding. xk_policy_arm() gives the constant a slot in xk_slots and a
+ *   random 40-bit secret; the loader attaches span i's program with the
+ *   attach cookie secret | slot | i. xk_choose reads the cookie of the
+ *   running program from its run context (current->bpf_ctx, set by
+ *   bpf_prog_run_array from the link), never from the program: a program
+ *   attached by another loader (no cookie), one of an earlier load of the
+ *   policy (an old secret) or one at another address is refused and
+ *   counted. The cookie also names the span: no search on the hot path.
+ * - Program kinds. The kfunc set's filter (xk_kfunc_filter) admits plain
+ *   kprobe programs only: never sleepable ones (uprobe.s runs under
+ *   rcu_read_lock_trace() alone, which the grace period of an unload does
+ *   not wait for) and never kprobe.multi/session programs (whose run
+ *   context is laid out otherwise). A uprobe program is refused at run time
+ *   (its run context says so).
+ * - One call per hit. The inverse forms of the scope table read the
+ *   location they write, so a second write in one hit would apply the delta
+ *   twice. The module registers a kprobe of its own at each span's probe
+ *   point (hit_handler) that clears this CPU's `called` flag; xk_choose
+ *   refuses (and counts) a call when the flag is set and sets it otherwise.
+ *   kprobes at one address are aggregated and all run on every hit, one
+ *   after another, with no other kprobe (nor BPF program of this type)
+ *   running on that CPU meanwhile; the clear therefore happens once per
+ *   hit, before or after the programs (kprobes.c runs the newest first,
+ *   so it is after), and either way each hit allows exactly one call.
+ * - Values. Bounded to the constant's [min, max] (clamped, counted); the
+ *   state written is the scope table's for that value, computed here.
+ * - Pins. Where spans nest, a thread's first value holds until it leaves
+ *   the safe span: module kprobes at the safe spans' exits (exit_handler)
+ *   release it, and so does the task's exit (sched_process_exit), so no pin
+ *   outlives its task. Only task context pins (probed_in_task): an
+ *   interrupt or softirq that borrowed a thread is not that thread.
+ *
+ * Lifetimes: a BPF program runs xk_choose with preemption disabled inside
+ * rcu_read_lock() (trace_call_bpf; sleepable programs are refused), so
+ * xk_policy_release() clears the slot and waits for a grace period before
+ * the constant goes; a program attached later, or one still attached after
+ * an unload, finds the slot empty or another secret in it.
  */
 #define pr_fmt(fmt) "xkernel: " fmt
 
@@ -24,54 +52,99 @@
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
 #include <linux/kprobes.h>
+#include <linux/random.h>
 #include <linux/ratelimit.h>
-#include <linux/rculist.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/tracepoint.h>
 
 #include "xk_internal.h"
 #include "xk_kfunc.h"
 
 atomic64_t xk_refused_outside;
 
-/*
- * The probe point a kprobe program stopped at: ip is just past the int3 (an
- * optimized probe sets it the same way). Other kinds of the program type
- * cannot pass for one at a span's probe point: a uprobe's ip is a user
- * address, a kretprobe's is the end of a call (never one byte past an
- * instruction's start), and kprobe programs have no test run.
- */
-static unsigned long probe_point(const struct pt_regs *regs)
-{
-	return regs->ip - INT3_INSN_SIZE;
-}
-
-/*
- * The span of a policy-driven constant whose probe point the program is
- * at, or NULL. Runs under the RCU read lock of the BPF program.
- */
-static struct xk_span *span_at(const struct pt_regs *regs)
-{
-	unsigned long addr = probe_point(regs);
+/* A kprobe of the module's own: at a span's probe point, or a safe-span exit. */
+struct xk_pol_probe {
+	struct kprobe kp;
 	struct xk_const *c;
+};
 
-	list_for_each_entry_rcu(c, &xk_consts, node) {
-		if (!c->policy[0])
-			continue;
-		for (int i = 0; i < c->nr_spans; i++)
-			if (c->spans[i].probe_addr == addr)
-				return &c->spans[i];
-	}
-	return NULL;
-}
+/*
+ * The state last written at a span whose programs read no register (it
+ * depends on the value alone), per CPU: a policy that keeps choosing one
+ * value runs no program. Written and read by xk_choose only.
+ */
+struct xk_pol_cache {
+	s64 n;
+	bool valid;
+	u64 out[XK_MAX_LOCS];
+};
 
-static int refuse_outside(const struct pt_regs *regs, const char *what)
+/* A policy-driven constant's binding and probes (c->pol). */
+struct xk_policy_state {
+	u64 cookie;			/* secret | slot, span index 0 */
+	struct xk_pol_cache __percpu *cache;	/* nr_spans per CPU */
+	int slot;			/* in xk_slots, -1: none */
+	bool exit_tp;			/* holds a reference on the exit probe */
+	int nr;				/* probes registered */
+	struct kprobe **kps;
+	struct xk_pol_probe *probes;
+};
+
+/* The policy-driven constants by slot; written under xk_lock, read (RCU) by
+ * xk_choose and the task-exit probe. */
+static struct xk_const __rcu *xk_slots[XK_POLICY_SLOTS];
+
+static int refuse_unbound(const struct pt_regs *regs, u64 cookie,
+			  const char *why)
 {
 	atomic64_inc(&xk_refused_outside);
-	pr_warn_ratelimited("%s refused at %pS (%s[%d]): not the probe point of "
-			    "a policy-driven span\n", what,
-			    (void *)regs->ip, current->comm,
-			    task_pid_nr(current));
+	pr_warn_ratelimited("xk_choose refused at %pS (%s[%d], cookie %#llx): "
+			    "%s\n", (void *)regs->ip, current->comm,
+			    task_pid_nr(current), cookie, why);
 	return -EPERM;
+}
+
+/*
+ * The span the running program was attached for by xk load, or NULL (the
+ * refusal counted). The probe point a kprobe program stopped at is one
+ * int3 before its ip (an optimized probe sets ip the same way). Runs in the
+ * program, under its RCU read lock.
+ */
+static struct xk_span *bound_span(const struct pt_regs *regs)
+{
+	const struct bpf_run_ctx *rc = current->bpf_ctx;
+	const struct bpf_trace_run_ctx *run;
+	struct xk_const *c;
+	u64 cookie;
+	u32 slot, idx;
+
+	if (!rc) {
+		refuse_unbound(regs, 0, "not called from a kprobe program");
+		return NULL;
+	}
+	run = container_of(rc, struct bpf_trace_run_ctx, run_ctx);
+	cookie = run->bpf_cookie;
+	if (run->is_uprobe) {
+		refuse_unbound(regs, cookie, "a uprobe program");
+		return NULL;
+	}
+	slot = (cookie >> XK_COOKIE_SLOT_SHIFT) & XK_COOKIE_SLOT_MASK;
+	idx = cookie & XK_COOKIE_SPAN_MASK;
+	c = slot < XK_POLICY_SLOTS ? rcu_dereference(xk_slots[slot]) : NULL;
+	if (!c || (cookie & ~XK_COOKIE_SPAN_MASK) != c->pol->cookie ||
+	    idx >= c->nr_spans) {
+		refuse_unbound(regs, cookie, "not a program xk load attached for "
+			       "a loaded policy (foreign, or of an earlier load)");
+		return NULL;
+	}
+	if (regs->ip - INT3_INSN_SIZE != c->spans[idx].probe_addr) {
+		refuse_unbound(regs, cookie, "not at the probe point of its span");
+		return NULL;
+	}
+	return &c->spans[idx];
 }
 
 /*
@@ -100,19 +173,28 @@ static void drop_pin(struct xk_const *c, struct xk_pin *p)
 		c->nr_pins--;
 }
 
-/* This CPU's figures of the context named by label (preemption off). */
+/*
+ * This CPU's figures of the context named by label (preemption off). The
+ * label is compared as two words: a few instructions per hit.
+ */
 static void count_context(struct xk_policy_stats *ps, const char *label,
 			  u32 size, s64 value, bool clamped)
 {
-	char name[XK_LABEL_MAX] = {};
+	u64 name[XK_LABEL_MAX / sizeof(u64)] = {};
 	struct xk_ctx_stat *st = NULL;
 	int nr = ps->nr_ctxs;
 
-	for (u32 i = 0; i < size && i < XK_LABEL_MAX - 1 && label[i]; i++)
-		name[i] = label[i];
-	for (int i = 0; i < nr && !st; i++)
-		if (!memcmp(ps->ctxs[i].label, name, sizeof(name)))
+	BUILD_BUG_ON(XK_LABEL_MAX != sizeof(name));
+	memcpy(name, label, min_t(u32, size, sizeof(name)));
+	((char *)name)[XK_LABEL_MAX - 1] = '\0';
+	for (int i = 0; i < nr; i++) {
+		const u64 *l = (const u64 *)ps->ctxs[i].label;
+
+		if (l[0] == name[0] && l[1] == name[1]) {
 			st = &ps->ctxs[i];
+			break;
+		}
+	}
 	if (!st && nr < XK_MAX_CONTEXTS) {
 		st = &ps->ctxs[nr];
 		memcpy(st->label, name, sizeof(name));
@@ -151,6 +233,14 @@ void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req)
 	int cpu;
 
 	strscpy(req->policy, c->policy, sizeof(req->policy));
+	if (c->nests) {
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&c->policy_lock, flags);
+		for (int i = 0; i < c->nr_pins; i++)
+			req->pol_pins += !!c->pins[i].task;
+		raw_spin_unlock_irqrestore(&c->policy_lock, flags);
+	}
 	for_each_possible_cpu(cpu) {
 		const struct xk_policy_stats *ps = per_cpu_ptr(c->stats, cpu);
 		int nr = smp_load_acquire(&ps->nr_ctxs);
@@ -182,197 +272,389 @@ void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req)
 	}
 }
 
+/*
+ * Whether the probed code ran in the context of current as a thread, and
+ * not in an interrupt, an NMI or a softirq that borrowed it. in_task()
+ * cannot tell from a kprobe handler: an int3 probe runs as an NMI
+ * (irqentry_nmi_enter) whatever it interrupted. On x86-64, hard interrupts,
+ * NMIs and the softirqs they or local_bh_enable() run are served on other
+ * stacks than the task's, and ksoftirqd's say so in the preempt count
+ * (in_serving_softirq, which the probe's own entry does not change).
+ */
+static bool probed_in_task(const struct pt_regs *regs)
+{
+	unsigned long stack = (unsigned long)task_stack_page(current);
+
+	return regs->sp - stack < THREAD_SIZE && !in_serving_softirq();
+}
+
+/*
+ * A thread leaves a safe span (module kprobe at an exit, or the task exits):
+ * its pin, if it holds one, is released. Any context; takes c->policy_lock.
+ */
+static bool release_pin(struct xk_const *c, struct task_struct *t)
+{
+	struct xk_pin *p;
+	unsigned long flags;
+
+	if (!READ_ONCE(c->nr_pins))
+		return false;
+	raw_spin_lock_irqsave(&c->policy_lock, flags);
+	p = find_pin(c, t, NULL);
+	if (p)
+		drop_pin(c, p);
+	raw_spin_unlock_irqrestore(&c->policy_lock, flags);
+	return p;
+}
+
+/*
+ * The module's kprobe at a span's probe point: a new hit, so xk_choose may
+ * be called once more on this CPU (see the top of this file). Runs in the
+ * probed context, preemption off, as part of the aggregated kprobe that
+ * also runs the policy's program.
+ */
+static int hit_handler(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct xk_const *c = container_of(kp, struct xk_pol_probe, kp)->c;
+
+	this_cpu_write(c->stats->called, false);
+	return 0;
+}
+
+/* The module's kprobe at a safe-span exit: the thread's pin ends. */
+static int exit_handler(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct xk_const *c = container_of(kp, struct xk_pol_probe, kp)->c;
+
+	if (probed_in_task(regs) && release_pin(c, current))
+		this_cpu_inc(c->stats->exits);
+	return 0;
+}
+
+/*
+ * sched_process_exit: a task that exits still holding a pin (it left the
+ * safe span without passing an exit probe: a missed kprobe, kprobes
+ * disabled) has it released, so that no pin outlives its task and a new
+ * task at the same address inherits nothing. Runs in the exiting task,
+ * preemption off (tracepoint), which is an RCU read-side section.
+ */
+static void task_exit_probe(void *data, struct task_struct *t)
+{
+	rcu_read_lock();
+	for (int i = 0; i < XK_POLICY_SLOTS; i++) {
+		struct xk_const *c = rcu_dereference(xk_slots[i]);
+
+		if (c && c->nests)
+			release_pin(c, t);
+	}
+	rcu_read_unlock();
+}
+
+static struct tracepoint *exit_tp;
+static int exit_tp_users;		/* under xk_lock */
+
+static void find_exit_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		exit_tp = tp;
+}
+
+/* Under xk_lock: the task-exit probe registered while a constant pins. */
+static int exit_tp_get(char *error)
+{
+	int err;
+
+	if (exit_tp_users++)
+		return 0;
+	if (!exit_tp)
+		for_each_kernel_tracepoint(find_exit_tp, NULL);
+	err = exit_tp ? tracepoint_probe_register(exit_tp, task_exit_probe, NULL)
+		      : -ENOENT;
+	if (err) {
+		exit_tp_users--;
+		xk_error(error, "cannot watch task exits (sched_process_exit: %d), "
+			 "which a policy's pins need", err);
+	}
+	return err;
+}
+
+/* Under xk_lock; waits until no task-exit probe runs. */
+static void exit_tp_put(void)
+{
+	if (--exit_tp_users)
+		return;
+	tracepoint_probe_unregister(exit_tp, task_exit_probe, NULL);
+	tracepoint_synchronize_unregister();
+}
+
+static void add_probe(struct xk_policy_state *ps, struct xk_const *c,
+		      unsigned long addr, kprobe_pre_handler_t handler)
+{
+	struct xk_pol_probe *p = &ps->probes[ps->nr];
+
+	p->c = c;
+	p->kp.addr = (kprobe_opcode_t *)addr;
+	p->kp.pre_handler = handler;
+	ps->kps[ps->nr++] = &p->kp;
+}
+
+/*
+ * At load of a policy-driven constant, its spans validated, before it goes
+ * on xk_consts; under xk_lock. Registers the hit probe of each span and,
+ * where spans nest, a probe at each safe-span exit and the task-exit
+ * probe; takes a slot and draws the secret. *cookie gets the handle the
+ * loader attaches with. On failure nothing is left registered (c->pol is
+ * freed by xk_policy_release, which xk_const_destroy calls).
+ */
+int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error)
+{
+	struct xk_policy_state *ps;
+	int slot, nr = c->nr_spans, err;
+	u64 secret;
+
+	for (int i = 0; i < c->nr_spans && c->nests; i++)
+		for (u32 j = 0; j < c->spans[i].desc.nr_exits; j++)
+			nr += c->spans[i].desc.exits[j] < c->spans[i].desc.func_size;
+	ps = kzalloc(sizeof(*ps), GFP_KERNEL);
+	if (!ps)
+		return -ENOMEM;
+	ps->slot = -1;
+	c->pol = ps;
+	ps->probes = kcalloc(nr, sizeof(*ps->probes), GFP_KERNEL);
+	ps->kps = kcalloc(nr, sizeof(*ps->kps), GFP_KERNEL);
+	ps->cache = __alloc_percpu(sizeof(*ps->cache) * c->nr_spans,
+				   __alignof__(*ps->cache));
+	if (!ps->probes || !ps->kps || !ps->cache)
+		return -ENOMEM;
+	for (slot = 0; slot < XK_POLICY_SLOTS; slot++)
+		if (!rcu_access_pointer(xk_slots[slot]))
+			break;
+	if (slot == XK_POLICY_SLOTS)
+		return xk_error(error, "%s: %d policy-driven constants are loaded "
+				"already, the most the module takes", c->name,
+				XK_POLICY_SLOTS), -ENOSPC;
+	do
+		secret = get_random_u64() >> XK_COOKIE_SECRET_SHIFT;	/* 40 bits */
+	while (!secret);
+	ps->cookie = secret << XK_COOKIE_SECRET_SHIFT |
+		     (u64)slot << XK_COOKIE_SLOT_SHIFT;
+
+	for (int i = 0; i < c->nr_spans; i++) {
+		const struct xk_span *s = &c->spans[i];
+
+		add_probe(ps, c, s->probe_addr, hit_handler);
+		for (u32 j = 0; j < s->desc.nr_exits && c->nests; j++)
+			/* an exit at the function's end (a path that falls off
+			 * it into a noreturn call) has no instruction to probe */
+			if (s->desc.exits[j] < s->desc.func_size)
+				add_probe(ps, c, s->func_addr + s->desc.exits[j],
+					  exit_handler);
+	}
+	err = register_kprobes(ps->kps, ps->nr);
+	if (err) {
+		ps->nr = 0;	/* register_kprobes undid its own */
+		return xk_error(error, "%s: cannot register the policy's probes "
+				"(%d)", c->name, err), err;
+	}
+	if (c->nests) {
+		err = exit_tp_get(error);
+		if (err)
+			return err;
+		ps->exit_tp = true;
+	}
+	ps->slot = slot;
+	rcu_assign_pointer(xk_slots[slot], c);
+	*cookie = ps->cookie;
+	return 0;
+}
+
+/*
+ * Undoes xk_policy_arm, whatever part of it was done: first thing when a
+ * constant is destroyed, process context, under xk_lock. The slot emptied,
+ * one grace period: no xk_choose and no task-exit probe looks at c any
+ * more (programs run under rcu_read_lock(); sleepable ones never get the
+ * kfunc). Unregistering the probes waits for their handlers.
+ */
+void xk_policy_release(struct xk_const *c)
+{
+	struct xk_policy_state *ps = c->pol;
+
+	if (!ps)
+		return;
+	if (ps->slot >= 0) {
+		RCU_INIT_POINTER(xk_slots[ps->slot], NULL);
+		synchronize_rcu();
+	}
+	if (ps->nr)
+		unregister_kprobes(ps->kps, ps->nr);
+	if (ps->exit_tp)
+		exit_tp_put();
+	free_percpu(ps->cache);
+	kfree(ps->kps);
+	kfree(ps->probes);
+	kfree(ps);
+	c->pol = NULL;
+}
+
+/*
+ * The value for this execution: clamped to the bounds (counted); where
+ * spans nest and this is a thread, the one it pinned inside the safe span,
+ * or v pinned now. Runs in xk_choose.
+ */
+static s64 settle_value(struct xk_const *c, struct xk_policy_stats *ps,
+			const struct pt_regs *regs, s64 v, bool *clamped)
+{
+	struct xk_pin *p, *free;
+	unsigned long flags;
+
+	*clamped = v < c->min || v > c->max;
+	if (*clamped) {
+		v = clamp(v, c->min, c->max);
+		ps->clamped++;
+	}
+	if (!c->nests || !probed_in_task(regs))
+		return v;
+	raw_spin_lock_irqsave(&c->policy_lock, flags);
+	p = find_pin(c, current, &free);
+	/* a frame above the one that chose has returned: stale */
+	if (p && regs->sp > p->sp) {
+		free = p;
+		p = NULL;
+	}
+	if (p) {
+		v = p->value;
+		ps->pinned++;
+	} else if (free) {
+		free->task = current;
+		free->sp = regs->sp;
+		free->value = v;
+		if (free == &c->pins[c->nr_pins])
+			c->nr_pins++;
+	}
+	raw_spin_unlock_irqrestore(&c->policy_lock, flags);
+	if (!p && !free)
+		pr_warn_ratelimited("%s: %d threads hold a pinned value: %s[%d] "
+				    "chooses unpinned\n", c->name, XK_MAX_PINS,
+				    current->comm, task_pid_nr(current));
+	return v;
+}
+
+/*
+ * Writes the span's state for value n, as a kernel built with n holds it
+ * here: the scope table's programs run on the registers at the probe point;
+ * a span whose programs read none reuses this CPU's last result for n. Runs
+ * in xk_choose, preemption off; 0 or -EFAULT (a memory location faulted:
+ * the constant is disarmed, xk_probe.c).
+ */
+static int write_state(struct xk_span *s, struct pt_regs *regs, s64 n)
+{
+	static const u64 no_regs[XK_NR_REGS];
+	struct xk_const *c = s->owner;
+	u64 in[XK_NR_REGS], out[XK_MAX_LOCS];
+	struct xk_pol_cache *pc;
+
+	if (s->const_only) {
+		pc = this_cpu_ptr(c->pol->cache) + (s - c->spans);
+		if (!pc->valid || pc->n != n) {
+			for (u32 i = 0; i < s->desc.nr_locs; i++)
+				pc->out[i] = xk_expr_eval(&s->desc.locs[i].expr,
+							  no_regs, n);
+			pc->n = n;
+			pc->valid = true;
+		}
+		return xk_write_locations(s, regs, no_regs, pc->out);
+	}
+	xk_regs_to_array(regs, in);
+	/* compute all first: a location may be another's input */
+	for (u32 i = 0; i < s->desc.nr_locs; i++)
+		out[i] = xk_expr_eval(&s->desc.locs[i].expr, in, n);
+	return xk_write_locations(s, regs, in, out);
+}
+
 __bpf_kfunc_start_defs();
 
 /**
- * xk_set - choose the value of a constant for this execution of a span
+ * xk_choose - give a constant a value for this execution of a span
  * @ctx: the program's context (at the probe point of a critical span)
- * @value: in: the value the policy wants; out: the value to write
+ * @value: the value the policy wants (the compiled-in one to leave it)
  * @label: the context the value is for (a device, a flow class), counted
  * @label__sz: its size (at most XK_LABEL_MAX bytes are kept)
  *
- * Clamps to the constant's bounds (counted). When a thread inside a safe
- * span may reach another span of the constant (c->nests), it keeps the value
- * it chose first until it leaves the safe span (xk_transition_done, or its
- * frame returned): *value is then that one.
- * Returns 0, or -EPERM when the program is not at a policy-driven span.
+ * Only from a program xk load attached for the span (its attach cookie),
+ * once per hit. Clamps the value to the constant's bounds (counted); where
+ * spans nest, a thread keeps the value it chose first until it leaves the
+ * safe span; writes the span's state for the value (nothing for the
+ * compiled-in one). Returns 0; -EPERM from any other program (counted in
+ * refused_outside); -EBUSY for a second call in one hit and -EFAULT when a
+ * write faulted (counted in refused, nothing written).
  */
-__bpf_kfunc int xk_set(struct pt_regs *ctx, s64 *value, const char *label,
-		       u32 label__sz)
+__bpf_kfunc int xk_choose(struct pt_regs *ctx, s64 value, const char *label,
+			  u32 label__sz)
 {
-	struct xk_span *s = span_at(ctx);
+	struct xk_span *s = bound_span(ctx);
 	struct xk_policy_stats *ps;
 	struct xk_const *c;
-	bool clamped = false;
+	bool clamped;
 	s64 v;
 
 	if (!s)
-		return refuse_outside(ctx, "xk_set");
+		return -EPERM;
 	c = s->owner;
 	ps = this_cpu_ptr(c->stats);
-	v = *value;
-	if (v < c->min || v > c->max) {
-		v = clamp(v, c->min, c->max);
-		clamped = true;
-		ps->clamped++;
+	if (ps->called) {
+		ps->refused++;
+		pr_warn_ratelimited("%s: a second xk_choose in one hit of %pS "
+				    "refused (%s[%d])\n", c->name,
+				    (void *)s->probe_addr, current->comm,
+				    task_pid_nr(current));
+		return -EBUSY;
 	}
+	ps->called = true;
 	ps->sets++;
-	if (c->nests) {
-		struct xk_pin *p, *free;
-		unsigned long flags;
-
-		raw_spin_lock_irqsave(&c->policy_lock, flags);
-		p = find_pin(c, current, &free);
-		/* a frame above the one that chose has returned: stale */
-		if (p && ctx->sp > p->sp) {
-			free = p;
-			p = NULL;
-		}
-		if (p) {
-			v = p->value;
-			ps->pinned++;
-		} else if (free) {
-			free->task = current;
-			free->sp = ctx->sp;
-			free->value = v;
-			if (free == &c->pins[c->nr_pins])
-				c->nr_pins++;
-		}
-		raw_spin_unlock_irqrestore(&c->policy_lock, flags);
-	}
+	v = settle_value(c, ps, ctx, value, &clamped);
 	count_context(ps, label, label__sz, v, clamped);
-	*value = v;
-	return 0;
-}
-
-/**
- * xk_write_kernel - write a span's state as if @value had been compiled in
- * @ctx: the program's context (at the probe point of a critical span)
- * @value: the constant's value (within bounds)
- * @writes: one entry per location of the span, in the scope table's order
- * @writes__sz: their size in bytes
- *
- * The one way a policy changes kernel state. Refused (nothing written,
- * counted): -EPERM away from a policy-driven probe point or for a target
- * that is not the span's location; -ERANGE for a value out of bounds;
- * -EINVAL for a content other than the table's program gives; -EFAULT
- * when a memory location faulted (now or before: the constant is disarmed).
- */
-__bpf_kfunc int xk_write_kernel(struct pt_regs *ctx, s64 value,
-				const struct xk_write *writes, u32 writes__sz)
-{
-	struct xk_span *s = span_at(ctx);
-	u64 in[XK_NR_REGS], out[XK_MAX_LOCS];
-	struct xk_const *c;
-	u32 n = writes__sz / sizeof(*writes);
-
-	if (!s)
-		return refuse_outside(ctx, "xk_write_kernel");
-	c = s->owner;
-	if (n != s->desc.nr_locs || writes__sz % sizeof(*writes)) {
-		pr_warn_ratelimited("write to %s refused at %pS: %u locations given, "
-				    "the span has %u\n", c->name, (void *)s->probe_addr,
-				    n, s->desc.nr_locs);
-		goto refused;
-	}
-	if (value < c->min || value > c->max) {
-		pr_warn_ratelimited("write to %s refused: value %lld out of bounds "
-				    "[%lld, %lld]\n", c->name, value, c->min, c->max);
-		this_cpu_inc(c->stats->refused);
-		return -ERANGE;
-	}
-	xk_regs_to_array(ctx, in);
-	for (u32 i = 0; i < n; i++) {
-		const struct xk_ioc_loc *l = &s->desc.locs[i];
-		const struct xk_write *w = &writes[i];
-		u64 mask = l->kind == XK_LOC_FLAGS ? XK_EFLAGS_ARITH : xk_mask(l->width);
-		bool mem = l->kind == XK_LOC_MEM;
-
-		if (w->kind != l->kind ||
-		    (mem && (w->base != l->base || w->disp != l->disp))) {
-			pr_warn_ratelimited("write to %s refused at %pS: target %d is "
-					    "not the span's location %u\n", c->name,
-					    (void *)s->probe_addr, w->kind, i);
-			goto refused;
-		}
-		out[i] = xk_expr_eval(&l->expr, in, value);
-		if ((out[i] ^ w->content) & mask) {
-			pr_warn_ratelimited("write to %s refused at %pS: %#llx is not "
-					    "the state value %lld gives (%#llx)\n",
-					    c->name, (void *)s->probe_addr,
-					    w->content & mask, value, out[i] & mask);
-			this_cpu_inc(c->stats->refused);
-			return -EINVAL;
-		}
-	}
+	if (v == c->def)
+		return 0;
 	/* a write that faulted once disarms the constant (xk_probe.c) */
-	if (READ_ONCE(c->faulted) || xk_write_locations(s, ctx, in, out)) {
-		this_cpu_inc(c->stats->refused);
+	if (READ_ONCE(c->faulted) || write_state(s, ctx, v)) {
+		ps->refused++;
 		return -EFAULT;
 	}
 	atomic64_inc(&s->hits);
-	this_cpu_inc(c->stats->writes);
+	ps->writes++;
 	return 0;
-
-refused:
-	this_cpu_inc(c->stats->refused);
-	return -EPERM;
-}
-
-/**
- * xk_transition_done - the thread leaves a safe span
- * @ctx: the program's context, at an exit of a policy-driven safe span
- *
- * Ends the thread's pin (xk_set), so that its next execution of the span
- * chooses afresh. Returns 0, or -EPERM away from such an exit.
- */
-__bpf_kfunc int xk_transition_done(struct pt_regs *ctx)
-{
-	unsigned long addr = probe_point(ctx), flags;
-	struct xk_const *c;
-
-	list_for_each_entry_rcu(c, &xk_consts, node) {
-		bool here = false;
-
-		if (!c->policy[0])
-			continue;
-		for (int i = 0; i < c->nr_spans && !here; i++)
-			for (u32 j = 0; j < c->spans[i].desc.nr_exits && !here; j++)
-				here = c->spans[i].func_addr +
-					       c->spans[i].desc.exits[j] == addr;
-		if (!here)
-			continue;
-		this_cpu_inc(c->stats->exits);
-		if (c->nests) {
-			struct xk_pin *p;
-
-			raw_spin_lock_irqsave(&c->policy_lock, flags);
-			p = find_pin(c, current, NULL);
-			if (p)
-				drop_pin(c, p);
-			raw_spin_unlock_irqrestore(&c->policy_lock, flags);
-		}
-		return 0;
-	}
-	return refuse_outside(ctx, "xk_transition_done");
 }
 
 __bpf_kfunc_end_defs();
 
 BTF_KFUNCS_START(xk_kfunc_ids)
-BTF_ID_FLAGS(func, xk_set)
-BTF_ID_FLAGS(func, xk_write_kernel)
-BTF_ID_FLAGS(func, xk_transition_done)
+BTF_ID_FLAGS(func, xk_choose)
 BTF_KFUNCS_END(xk_kfunc_ids)
+
+/*
+ * At verification of every program that calls a kfunc of the set: only
+ * plain kprobe programs that cannot sleep (see the top of this file).
+ * Non-zero hides the kfunc from the program: the verifier then refuses it
+ * ("calling kernel function xk_choose is not allowed").
+ */
+static int xk_kfunc_filter(const struct bpf_prog *prog, u32 kfunc_id)
+{
+	if (!btf_id_set8_contains(&xk_kfunc_ids, kfunc_id))
+		return 0;
+	if (prog->type != BPF_PROG_TYPE_KPROBE || prog->sleepable ||
+	    prog->expected_attach_type)
+		return -EACCES;
+	return 0;
+}
 
 static const struct btf_kfunc_id_set xk_kfunc_set = {
 	.owner = THIS_MODULE,
 	.set = &xk_kfunc_ids,
+	.filter = xk_kfunc_filter,
 };
 
 /*
- * Runs once at module init. Kprobe programs only: the kfuncs read the
- * probe point from the context. A BPF program that calls them holds a
+ * Runs once at module init. A BPF program that calls the kfunc holds a
  * reference on the module, so the module outlives every caller.
  */
 int xk_policy_init(void)

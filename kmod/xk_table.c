@@ -293,6 +293,7 @@ void xk_const_destroy(struct xk_const *c)
 	struct kprobe **kps;
 	int i, n = 0;
 
+	xk_policy_release(c);	/* a policy's binding and probes first */
 	kps = kmalloc_array(c->nr_spans * (2 + XK_MAX_EXITS) + 1, sizeof(*kps),
 			    GFP_KERNEL);
 	if (!kps) {	/* no memory: one at a time, slower */
@@ -416,6 +417,11 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	c->nests = spans_nest(c);
 	for (i = 0; i < c->nr_spans; i++)
 		c->spans[i].const_only = xk_fast_possible(&c->spans[i]);
+	if (c->policy[0]) {
+		err = xk_policy_arm(c, &req->policy_cookie, req->error);
+		if (err)
+			goto err_destroy;
+	}
 	/* everything matched: arm (a policy's own programs write instead) */
 	for (i = 0; i < c->nr_spans && !c->policy[0]; i++) {
 		err = enable_kprobe(&c->spans[i].rewrite);

@@ -15,6 +15,8 @@ struct xk_rt_result {
 	unsigned long long transition_ns;	/* until the value was in force */
 	long long old_value;			/* set: the value before */
 	int nr_spans;				/* load: spans armed */
+	unsigned long long policy_cookie;	/* load with a policy: the attach
+						 * cookie of span 0 (xk_kfunc.h) */
 };
 
 /* Opens /dev/xkernel; the error names a missing module or privilege. */

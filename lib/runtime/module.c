@@ -169,6 +169,7 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	res->load_ns = req.load_ns;
 	res->transition_ns = req.transition_ns;
 	res->nr_spans = n;
+	res->policy_cookie = req.policy_cookie;
 	free(spans);
 	return err;
 }

@@ -9,8 +9,11 @@
  *                       constant's bounds (the glue defines those types)
  *   load_object()       the verifier (its log comes back in the error)
  *   load_tables()       each scope table into xkernel.ko, validated against
- *                       the live text, probes disarmed, values from the policy
- *   attach_programs()   every program at its kprobe
+ *                       the live text, probes disarmed, values from the policy;
+ *                       the module answers with each constant's handle
+ *   attach_programs()   every program at its kprobe; a program at a span's
+ *                       probe point with the attach cookie handle | span, the
+ *                       only programs whose xk_choose calls the module obeys
  *   pin_links()         links pinned under /sys/fs/bpf/xkernel/<policy>/ so
  *                       that the policy outlives xk
  * An unload unpins the links, waits (bounded) until the programs are gone,
@@ -34,6 +37,7 @@
 #include "internal.h"
 #include "xk/runtime.h"
 #include "xk/scope.h"
+#include "xk/abi/xk_kfunc.h"
 
 #define BPF_FS "/sys/fs/bpf"
 #define BPF_FS_MAGIC_NR 0xcafe4a11
@@ -109,6 +113,7 @@ struct policy_load {
 	const struct btf_type *datasec;
 	int fd;
 	int nr_loaded;
+	unsigned long long cookies[XK_TX_MAX];	/* per table: its handle */
 	struct bpf_link *links[MAX_PROGS];
 	const struct bpf_program *linked[MAX_PROGS];	/* links[i]'s program */
 	int nr_links;
@@ -178,6 +183,32 @@ static int open_object(struct policy_load *p)
 	return 0;
 }
 
+static const struct btf_var_secinfo *find_var(struct policy_load *p, const char *name);
+
+/*
+ * The kfunc interface the object was built for (xk_kfunc_abi, defined by
+ * xk_policy.h) is this xkernel's: an object built against another would
+ * call kfuncs that are not there, or not so.
+ */
+static int check_abi(struct policy_load *p)
+{
+	const struct btf_var_secinfo *vs = find_var(p, "xk_kfunc_abi");
+	unsigned int abi = 0;
+
+	if (vs && vs->size == sizeof(abi))
+		memcpy(&abi, (char *)p->rodata_copy + vs->offset, sizeof(abi));
+	if (!vs)
+		return xk_err(-ENOEXEC, "policy %s was built against an older "
+			      "xk_policy.h (no xk_kfunc_abi; kfunc interface 1): "
+			      "rebuild it with this xkernel's xk_policy.h and glue "
+			      "(make policies)", p->id);
+	if (abi != XK_KFUNC_ABI)
+		return xk_err(-ENOEXEC, "policy %s was built for kfunc interface %u, "
+			      "this xkernel has %u: rebuild it (make policies)",
+			      p->id, abi, XK_KFUNC_ABI);
+	return 0;
+}
+
 /* A .rodata variable by name: its offset, size and type. */
 static const struct btf_var_secinfo *find_var(struct policy_load *p, const char *name)
 {
@@ -237,6 +268,8 @@ static int set_params(struct policy_load *p)
 		if (!eq || eq == params[i] || (size_t)(eq - params[i]) >= sizeof(name))
 			return xk_err(-EINVAL, "parameter '%s' is not NAME=VALUE", params[i]);
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - params[i]), params[i]);
+		if (!strcmp(name, "xk_kfunc_abi"))
+			return xk_err(-EINVAL, "xk_kfunc_abi is not a parameter");
 		vs = find_var(p, name);
 		if (!vs)
 			return xk_err(-ENOENT, "policy %s has no parameter %s (parameters "
@@ -310,8 +343,23 @@ static int check_values(struct policy_load *p)
 	return 0;
 }
 
+/*
+ * Whether libbpf loads the program sleepable: its flag, or a section type
+ * ending in ".s" (uprobe.s, lsm.s, fentry.s...), which libbpf turns into the
+ * flag only in the load request.
+ */
+static bool sleepable(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+	size_t n = strcspn(sec, "/");
+
+	return (bpf_program__flags(prog) & BPF_F_SLEEPABLE) ||
+	       (n >= 2 && !strncmp(sec + n - 2, ".s", 2));
+}
+
 static int load_object(struct policy_load *p)
 {
+	struct bpf_program *prog;
 	int err = 0;
 
 	if (p->rodata)
@@ -322,10 +370,18 @@ static int load_object(struct policy_load *p)
 	libbpf_log_len = 0;
 	libbpf_log[0] = '\0';
 	err = bpf_object__load(p->obj);
-	if (err)
-		return xk_err(err, "policy %s refused by the kernel: %s", p->id,
-			      log_tail());
-	return 0;
+	if (!err)
+		return 0;
+	/* the module's kfunc filter hides xk_choose from these programs */
+	bpf_object__for_each_program(prog, p->obj)
+		if (sleepable(prog))
+			return xk_err(err, "policy %s refused by the kernel: program %s "
+				      "(%s) is sleepable, and xkernel's kfunc is refused "
+				      "to sleepable programs (an unload could not wait "
+				      "for them): %s", p->id, bpf_program__name(prog),
+				      bpf_program__section_name(prog), log_tail());
+	return xk_err(err, "policy %s refused by the kernel: %s", p->id,
+		      log_tail());
 }
 
 static int load_tables(struct policy_load *p)
@@ -338,10 +394,75 @@ static int load_tables(struct policy_load *p)
 
 		if (err)
 			return err;
-		p->nr_loaded++;
+		p->cookies[p->nr_loaded++] = r.policy_cookie;
 		p->res->load_ns += r.load_ns;
 		p->res->nr_spans += r.nr_spans;
 	}
+	return 0;
+}
+
+/*
+ * The span a program's section names ("kprobe/FUNC+OFF"), as the attach
+ * cookie the module bound to it: handle | the span's index in the module
+ * (the table's supported spans, in order). 0: at no span of this load (a
+ * program of the author's own: it may run, its kfunc calls are refused).
+ * Several constants with a span at one address: the program named
+ * CONSTANT_span<i>, as the glue names them, decides; else refused.
+ */
+static int span_cookie(struct policy_load *p, const struct bpf_program *prog,
+		       char *func, size_t func_size, unsigned long long *off,
+		       unsigned long long *cookie)
+{
+	const char *sec = bpf_program__section_name(prog);
+	const char *name = bpf_program__name(prog);
+	const char *plus;
+	bool named = false;
+	int found = 0;
+	char *end;
+
+	*cookie = 0;
+	*off = 0;
+	if (strncmp(sec, "kprobe/", 7) || !sec[7])
+		return 0;
+	sec += 7;
+	plus = strchr(sec, '+');
+	if ((size_t)(plus ? plus - sec : (long)strlen(sec)) >= func_size)
+		return 0;
+	snprintf(func, func_size, "%.*s", (int)(plus ? plus - sec : (long)strlen(sec)), sec);
+	if (plus) {
+		errno = 0;
+		*off = strtoull(plus + 1, &end, 0);
+		if (errno || *end)
+			return xk_err(-EINVAL, "policy %s: program %s: cannot read the "
+				      "offset in its section kprobe/%s", p->id, name, sec);
+	}
+	for (int k = 0; k < p->nr_tables; k++) {
+		const struct xk_scope *t = &p->tables[k];
+
+		for (int i = 0, m = 0; i < t->nr_spans; i++) {
+			const struct xk_scope_span *s = &t->spans[i];
+			char want[XK_NAME_MAX + 32];
+
+			if (s->cls == XK_SPAN_UNSUPPORTED)
+				continue;
+			if (!strcmp(s->func, func) && s->probe == *off) {
+				snprintf(want, sizeof(want), "%s_span%d", t->constant, i);
+				/* the glue's own name settles a shared address */
+				if (!strcmp(name, want)) {
+					*cookie = p->cookies[k] | (unsigned long long)m;
+					named = true;
+				} else if (!named) {
+					*cookie = p->cookies[k] | (unsigned long long)m;
+				}
+				found++;
+			}
+			m++;
+		}
+	}
+	if (found > 1 && !named)
+		return xk_err(-EINVAL, "policy %s: program %s is at a probe point several "
+			      "constants have a span at; name it CONSTANT_span<i> as "
+			      "the glue does", p->id, name);
 	return 0;
 }
 
@@ -350,13 +471,25 @@ static int attach_programs(struct policy_load *p)
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, p->obj) {
+		char func[XK_FUNC_MAX];
+		unsigned long long off, cookie;
 		struct bpf_link *link;
 		int err;
 
 		if (p->nr_links == MAX_PROGS)
 			return xk_err(-E2BIG, "policy %s: more than %d programs", p->id,
 				      MAX_PROGS);
-		link = bpf_program__attach(prog);
+		err = span_cookie(p, prog, func, sizeof(func), &off, &cookie);
+		if (err)
+			return err;
+		if (cookie) {
+			LIBBPF_OPTS(bpf_kprobe_opts, o, .offset = off,
+				    .bpf_cookie = cookie);
+
+			link = bpf_program__attach_kprobe_opts(prog, func, &o);
+		} else {
+			link = bpf_program__attach(prog);
+		}
 		err = libbpf_get_error(link);
 		if (err)
 			return xk_err(err, "policy %s: cannot attach %s (%s): %s", p->id,
@@ -502,6 +635,7 @@ static int xk_policy_load_impl(int fd, const char *obj_path, const struct xk_sco
 
 	t = xk_now();
 	err = open_object(&p);
+	err = err ?: check_abi(&p);
 	err = err ?: set_params(&p);
 	err = err ?: check_values(&p);
 	lap(&t, &res->open_s);

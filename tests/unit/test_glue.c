@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The eBPF glue (xk gen --glue) computes what the module checks: for real
- * scope tables of every class (register, flags, memory, inverse, folded),
- * the generated C is compiled on the host with a struct pt_regs like the
- * kernel's and a recording xk_write_kernel, run on random registers and
- * values, and each write compared with the table's program run by the one
- * interpreter (xk_expr_eval), target and content. Also: the registers that
+ * The eBPF glue (xk gen --glue): for real scope tables of every class
+ * (register, flags, memory, inverse, folded), the generated C is compiled
+ * on the host with a struct pt_regs like the kernel's, a recording
+ * xk_choose and a choose() of the test's; each span's program must call
+ * xk_choose exactly once, with the value chosen (the compiled-in one for
+ * XK_KEEP) and the label, and return 0 (no perf sample). Each program sits
+ * at its span's probe point, under the name xk load binds it by
+ * (CONSTANT_span<i>); there is no other program. Also: the registers that
  * hold a function's arguments at the probe point. Needs the fetched kernel.
  */
 #define _GNU_SOURCE
@@ -18,40 +20,38 @@
 #include "unit_kernel.h"
 #include "xk/scope.h"
 
-#define TRIALS 64
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* pt_regs field order, as the kernel's struct (x86-64) */
 static const char *const regs_order =
 	"unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, "
 	"si, di, orig_ax, ip, cs, flags, sp, ss;";
-static const int field_of[XK_NR_REGS] = {
-	[XK_RAX] = 10, [XK_RCX] = 11, [XK_RDX] = 12, [XK_RBX] = 5, [XK_RSP] = 19,
-	[XK_RBP] = 4, [XK_RSI] = 13, [XK_RDI] = 14, [XK_R8] = 9, [XK_R9] = 8,
-	[XK_R10] = 7, [XK_R11] = 6, [XK_R12] = 3, [XK_R13] = 2, [XK_R14] = 1,
-	[XK_R15] = 0,
-};
+
+/* Occurrences of needle in the file at path. */
+static int count_in(const char *path, const char *needle)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int n = 0;
+
+	if (xk_read_file(path, &text, &len))
+		return -1;
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		n++;
+	free(text);
+	return n;
+}
 
 /*
- * Writes a harness that includes the glue, calls each span's write
- * function on TRIALS inputs and compares with the expected writes computed
- * here; compiles and runs it. 0 if every write matched.
+ * Writes a harness that includes the glue and runs each span's program
+ * twice (choose returns a value, then XK_KEEP), checking the calls; the
+ * programs' sections are checked in the text. 0 if all held.
  */
 static int check_glue(const char *catalog, const char *name)
 {
 	char dir[] = "/tmp/xk-glue-XXXXXX", glue[64], src[64], bin[64];
 	char cwd[XK_PATH_MAX], hdr[XK_PATH_MAX + 32], log[64];
 	struct xk_scope t;
-	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	FILE *f;
-	int err, st;
+	int err, st, nr = 0;
 
 	CHECK(gen(catalog, name, &t) == 0);
 	CHECK(mkdtemp(dir));
@@ -60,83 +60,70 @@ static int check_glue(const char *catalog, const char *name)
 	snprintf(bin, sizeof(bin), "%s/h", dir);
 	snprintf(log, sizeof(log), "%s/cc.log", dir);
 	CHECK(xk_glue_write(&t, glue) == 0);
-	f = fopen(src, "w");
-	CHECK(f);
-	fprintf(f, "#include <stdint.h>\n#include <stdio.h>\n"
-		   "typedef uint8_t __u8; typedef int8_t __s8; typedef uint16_t __u16;\n"
-		   "typedef int16_t __s16; typedef uint32_t __u32; typedef int32_t __s32;\n"
-		   "typedef uint64_t __u64; typedef int64_t __s64;\n"
-		   "#define __bpf__ 1\n#define SEC(x)\n"
-		   "struct pt_regs { %s };\n"
-		   "#include \"xk_expr.h\"\n#include \"xk_kfunc.h\"\n"
-		   "static struct xk_write got[2]; static int nr_got;\n"
-		   "static int xk_write_kernel(struct pt_regs *c, __s64 v, const struct xk_write *w, __u32 sz)\n"
-		   "{ (void)c; (void)v; nr_got = sz / sizeof(*w); for (int i = 0; i < nr_got; i++) got[i] = w[i]; return 0; }\n"
-		   "#include \"%s\"\n"
-		   "struct trial { unsigned long r[21]; __s64 n; int span; int nr; struct xk_write want[2]; __u64 mask[2]; };\n"
-		   "static const struct trial trials[] = {\n", regs_order, glue);
 	for (int i = 0; i < t.nr_spans; i++) {
 		const struct xk_scope_span *s = &t.spans[i];
+		char want[256];
 
 		if (s->cls == XK_SPAN_UNSUPPORTED)
 			continue;
-		for (int k = 0; k < TRIALS; k++) {
-			__u64 regs[XK_NR_REGS];
-			uint64_t r[21] = { 0 };
-			/* values around the default and the bounds */
-			int64_t n = k < 4 ? (k & 1 ? t.min : t.max) :
-				    t.min + (int64_t)(rnd(&seed) % (uint64_t)(t.max - t.min + 1));
-
-			for (int g = 0; g < XK_NR_REGS; g++) {
-				regs[g] = k & 2 ? rnd(&seed) : rnd(&seed) & 0x3ff;
-				r[field_of[g]] = regs[g];
-			}
-			fprintf(f, "{ {");
-			for (int j = 0; j < 21; j++)
-				fprintf(f, "%#llxUL,", (unsigned long long)r[j]);
-			fprintf(f, "}, %lldLL, %d, %d, {", (long long)n, i, s->nr_locs);
-			for (int l = 0; l < s->nr_locs; l++) {
-				const struct xk_scope_loc *loc = &s->locs[l];
-				bool mem = loc->kind == XK_LOC_MEM;
-
-				fprintf(f, "{ %d, %d, %lldLL, %#llxULL },", loc->kind,
-					mem ? loc->base : 0, mem ? (long long)loc->disp : 0,
-					(unsigned long long)xk_expr_eval(&loc->expr, regs, n));
-			}
-			fprintf(f, "}, {");
-			for (int l = 0; l < s->nr_locs; l++)
-				fprintf(f, "%#llxULL,", (unsigned long long)
-					(s->locs[l].kind == XK_LOC_FLAGS ? XK_EFLAGS_ARITH :
-					 xk_mask(s->locs[l].width)));
-			fprintf(f, "} },\n");
-		}
+		nr++;
+		snprintf(want, sizeof(want), "SEC(\"kprobe/%s+0x%llx\")", s->func,
+			 (unsigned long long)s->probe);
+		CHECK(count_in(glue, want) == 1);
+		snprintf(want, sizeof(want), "int %s_span%d(struct pt_regs *ctx)",
+			 t.constant, i);
+		CHECK(count_in(glue, want) == 1);
 	}
-	fprintf(f, "};\nint main(void)\n{\n\tint bad = 0;\n"
-		   "\tfor (unsigned i = 0; i < sizeof(trials) / sizeof(trials[0]); i++) {\n"
-		   "\t\tconst struct trial *x = &trials[i];\n"
-		   "\t\tstruct pt_regs regs;\n\t\t__builtin_memcpy(&regs, x->r, sizeof(regs));\n"
-		   "\t\tnr_got = 0;\n\t\tswitch (x->span) {\n");
-	for (int i = 0; i < t.nr_spans; i++)
-		if (t.spans[i].cls != XK_SPAN_UNSUPPORTED)
-			fprintf(f, "\t\tcase %d: %s_write%d(&regs, x->n); break;\n", i,
-				t.constant, i);
-	fprintf(f, "\t\t}\n\t\tif (nr_got != x->nr) bad++;\n"
-		   "\t\tfor (int l = 0; l < x->nr && l < nr_got; l++)\n"
-		   "\t\t\tif (got[l].kind != x->want[l].kind || got[l].base != x->want[l].base ||\n"
-		   "\t\t\t    got[l].disp != x->want[l].disp ||\n"
-		   "\t\t\t    ((got[l].content ^ x->want[l].content) & x->mask[l])) {\n"
-		   "\t\t\t\tif (bad++ < 3) printf(\"#   span %%d n=%%lld loc %%d: %%#llx, want %%#llx\\n\",\n"
-		   "\t\t\t\t\tx->span, (long long)x->n, l, (unsigned long long)got[l].content,\n"
-		   "\t\t\t\t\t(unsigned long long)x->want[l].content);\n\t\t\t}\n\t}\n"
-		   "\treturn bad != 0;\n}\n");
+	CHECK(count_in(glue, "SEC(") == nr);
+	CHECK(count_in(glue, "xk_write_kernel") == 0);
+	f = fopen(src, "w");
+	CHECK(f);
+	fprintf(f, "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
+		   "typedef uint8_t __u8; typedef int8_t __s8; typedef uint16_t __u16;\n"
+		   "typedef int16_t __s16; typedef uint32_t __u32; typedef int32_t __s32;\n"
+		   "typedef uint64_t __u64; typedef int64_t __s64;\n"
+		   "#define __bpf__ 1\n#define SEC(x)\n#define __ksym\n"
+		   "struct pt_regs { %s };\n"
+		   "#include \"xk_policy.h\"\n"
+		   "static int calls; static __s64 got; static char got_label[XK_LABEL_MAX];\n"
+		   "int xk_choose(struct pt_regs *c, __s64 v, const char *l, __u32 sz)\n"
+		   "{ (void)c; calls++; got = v; if (sz == XK_LABEL_MAX) memcpy(got_label, l, sz); return 0; }\n"
+		   "static __s64 want; static int want_span;\n"
+		   "static __s64 choose(struct pt_regs *ctx, int span, char *label)\n"
+		   "{ (void)ctx; want_span = span; xk_label(label, \"ctx\"); return want; }\n"
+		   "#include \"%s\"\n"
+		   "XK_POLICY_%s(choose)\n"
+		   "static int run(int (*prog)(struct pt_regs *), int span, __s64 v, __s64 expect)\n"
+		   "{\n\tstruct pt_regs regs = { 0 };\n\tint ret;\n"
+		   "\tcalls = 0; want = v; want_span = -1; got_label[0] = 0;\n"
+		   "\tret = prog(&regs);\n"
+		   "\tif (ret || calls != 1 || got != expect || want_span != span ||\n"
+		   "\t    strcmp(got_label, \"ctx\")) {\n"
+		   "\t\tprintf(\"#   span %%d: returned %%d, %%d calls, value %%lld (want %%lld)\\n\",\n"
+		   "\t\t       span, ret, calls, (long long)got, (long long)expect);\n"
+		   "\t\treturn 1;\n\t}\n\treturn 0;\n}\n"
+		   "int main(void)\n{\n\tint bad = 0;\n\n",
+		regs_order, glue, t.constant);
+	for (int i = 0; i < t.nr_spans; i++) {
+		if (t.spans[i].cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		fprintf(f, "\tbad += run(%s_span%d, %d, %lldLL, %lldLL);\n", t.constant, i,
+			i, (long long)t.min, (long long)t.min);
+		fprintf(f, "\tbad += run(%s_span%d, %d, XK_KEEP, %lldLL);\n", t.constant, i,
+			i, (long long)t.def);
+	}
+	fprintf(f, "\treturn bad != 0;\n}\n");
 	fclose(f);
 	CHECK(getcwd(cwd, sizeof(cwd)));
 	snprintf(hdr, sizeof(hdr), "-I%s/include/xk/abi", cwd);
 	{
+		char bpfdir[XK_PATH_MAX + 32];
 		const char *argv[] = { "gcc", "-std=gnu11", "-Wall", "-Werror",
-				       "-Wno-unused-function", hdr, "-o", bin, src, NULL };
+				       "-Wno-unused-function", "-Wno-unknown-pragmas", hdr, bpfdir, "-o", bin,
+				       src, NULL };
 		struct xk_cmd cmd = { .argv = argv, .log_path = log };
 
+		snprintf(bpfdir, sizeof(bpfdir), "-I%s/bpf", cwd);
 		err = xk_run(&cmd);
 	}
 	if (err)
@@ -149,8 +136,8 @@ static int check_glue(const char *catalog, const char *name)
 		st = xk_run(&cmd);
 	}
 	if (st)
-		printf("#   %s: the glue's writes differ from the table's (kept in %s)\n",
-		       name, dir);
+		printf("#   %s: a program does not call xk_choose once with its value "
+		       "(kept in %s)\n", name, dir);
 	CHECK(st == 0);
 	xk_rm_rf(dir);
 	xk_scope_free(&t);

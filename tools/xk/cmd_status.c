@@ -16,6 +16,7 @@ static void print_policy(const struct xk_ioc_status *st)
 		{ "choices", st->pol_sets }, { "clamped", st->pol_clamped },
 		{ "pinned", st->pol_pinned }, { "writes", st->pol_writes },
 		{ "refused", st->pol_refused }, { "exits", st->pol_exits },
+		{ "pins", st->pol_pins },
 		{ "other_contexts", st->pol_other_contexts },
 		{ "refused_outside", st->refused_outside },
 	};
@@ -38,8 +39,9 @@ static void print_policy(const struct xk_ioc_status *st)
 		return;
 	}
 	printf("  policy %s: %llu choices (%llu clamped, %llu pinned), %llu writes, "
-	       "%llu refused, %llu exits\n", st->policy, counts[0].n,
-	       counts[1].n, counts[2].n, counts[3].n, counts[4].n, counts[5].n);
+	       "%llu refused, %llu exits, %llu pins held\n", st->policy, counts[0].n,
+	       counts[1].n, counts[2].n, counts[3].n, counts[4].n, counts[5].n,
+	       counts[6].n);
 	for (unsigned int i = 0; i < nr; i++)
 		printf("    %-16s %lld (%llu choices, %llu clamped)\n",
 		       st->contexts[i].label[0] ? st->contexts[i].label : "(unnamed)",

@@ -108,6 +108,9 @@ struct xk_ioc_load {
 	/* non-empty: an eBPF policy (Xk-tune) chooses the values; the
 	 * module's own probes stay disarmed and value must be def */
 	char policy[XK_NAME_MAX];
+	/* out, with a policy: the attach cookie of its span programs less the
+	 * span index (xk_kfunc.h); secret, never shown by status */
+	__u64 policy_cookie;
 };
 
 struct xk_ioc_set {
@@ -192,11 +195,11 @@ struct xk_ioc_span_status {
 	__u32 pad;
 };
 
-/* What a policy chose in one context (the label it passed to xk_set). */
+/* What a policy chose in one context (the label it passed to xk_choose). */
 struct xk_ioc_context {
 	char label[XK_LABEL_MAX];
 	__s64 value;		/* the last value chosen here */
-	__u64 hits;		/* xk_set calls */
+	__u64 hits;		/* xk_choose calls */
 	__u64 clamped;		/* ... whose value was out of bounds */
 };
 
@@ -214,18 +217,20 @@ struct xk_ioc_status {
 	struct xk_ioc_span_status spans[XK_MAX_SPANS];
 	/* a policy-driven constant */
 	char policy[XK_NAME_MAX];
-	__u64 pol_sets;		/* xk_set calls */
+	__u64 pol_sets;		/* xk_choose calls */
 	__u64 pol_clamped;	/* values clamped to the bounds */
 	__u64 pol_pinned;	/* calls answered with the thread's pinned value */
-	__u64 pol_writes;	/* writes done by xk_write_kernel */
-	__u64 pol_refused;	/* writes refused at this constant's spans */
-	__u64 pol_exits;	/* xk_transition_done calls */
-	__u64 pol_other_contexts;	/* xk_set calls past XK_MAX_CONTEXTS labels */
+	__u64 pol_writes;	/* span states written by xk_choose */
+	__u64 pol_refused;	/* calls refused at this constant's spans (a
+				 * second call in one hit) or faulted writes */
+	__u64 pol_exits;	/* pins released at safe-span exits */
+	__u64 pol_other_contexts;	/* xk_choose calls past XK_MAX_CONTEXTS labels */
 	__u32 nr_contexts;
-	__u32 pad2;
+	__u32 pol_pins;		/* threads holding a pinned value now */
 	struct xk_ioc_context contexts[XK_MAX_CONTEXTS];
 	/* every constant: kfunc calls refused because the program was not
-	 * at the probe point of a policy-driven span */
+	 * one xk load attached for a loaded policy-driven span (no cookie,
+	 * a stale one, or away from the span's probe point) */
 	__u64 refused_outside;
 };
 
