@@ -548,9 +548,11 @@ static s64 settle_value(struct xk_const *c, struct xk_policy_stats *ps,
  */
 static int write_state(struct xk_span *s, struct pt_regs *regs, s64 n)
 {
-	static const u64 no_regs[XK_NR_REGS];
+	/* inputs sized for the ABI's programs; a policy's spans have no
+	 * memory inputs (refused at load), so those slots stay 0 */
+	static const u64 no_regs[XK_NR_INPUTS];
 	struct xk_const *c = s->owner;
-	u64 in[XK_NR_REGS], out[XK_MAX_LOCS];
+	u64 in[XK_NR_INPUTS] = { 0 }, out[XK_MAX_LOCS];
 	struct xk_pol_cache *pc;
 
 	if (s->const_only) {
