@@ -217,6 +217,8 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 	borrow_addr = kcalloc(nr * XK_MAX_PARAMS, sizeof(*borrow_addr), GFP_KERNEL);
 	err = borrow && kps && borrow_addr ? 0 : -ENOMEM;
 	for (i = 0; i < nr && !err; i++) {
+		if (st[i] != XK_SETTLE_DONE && !restore)
+			continue;	/* not poked: no probe */
 		for (m = 0; m < spans[i]->desc.nr_imms; m++) {
 			struct kprobe *kp = &borrow[nr_kps];
 
