@@ -148,6 +148,16 @@ static int run_set(void *r)
 	if (err)
 		return err;
 	req->old_value = c->value;
+	/* a request the transition would refuse changes nothing, not even
+	 * the settled text */
+	if (req->value < c->min || req->value > c->max)
+		return xk_error(req->error, "%s: value %lld is out of bounds [%lld, "
+				"%lld]", c->name, req->value, c->min, c->max), -ERANGE;
+	if (req->mode > XK_MODE_PER_TASK)
+		return xk_error(req->error, "unknown mode %u", req->mode), -EINVAL;
+	err = xk_check_timeout(req->timeout_ms, req->error);
+	if (err)
+		return err;
 	/* settled spans are probed again first: the text back as compiled */
 	err = xk_settle_undo(c, req->error);
 	if (err)
@@ -164,16 +174,21 @@ static int run_settle(void *r)
 	int err;
 
 	req->name[XK_NAME_MAX - 1] = '\0';
-	err = settable(req->name, req->error, &c);
-	if (err)
-		return err;
 	if (req->undo) {
-		err = xk_settle_undo(c, req->error);
+		/* back to the compiled bytes: allowed for a disarmed constant */
+		c = xk_find_const(req->name);
+		err = c ? xk_transition_busy(c, req->error) :
+			  (xk_error(req->error, "%s is not loaded", req->name), -ENOENT);
+		err = err ?: xk_settle_undo(c, req->error);
 	} else {
+		err = settable(req->name, req->error, &c);
+		if (err)
+			goto out;
 		/* the text is written: refused under lockdown like a value */
 		err = xk_refuse_locked_down(req->error) ?:
 		      xk_settle(c, req->error, &req->nr_settled, &req->nr_kept);
 	}
+out:
 	req->settle_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	return err;
 }

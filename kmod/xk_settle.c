@@ -34,6 +34,7 @@
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/rcupdate_wait.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/uaccess.h>
@@ -102,6 +103,11 @@ static int resolve_text_poke(char *error)
 static bool rewrite_idempotent(const struct xk_span *s)
 {
 	const struct xk_ioc_span *d = &s->desc;
+
+	/* a memory input may be what the span itself stored or addressed
+	 * through a register it writes: not proven idempotent */
+	if (d->nr_mem_in)
+		return false;
 
 	for (u32 i = 0; i < d->nr_locs; i++)
 		for (u32 k = 0; k < d->locs[i].expr.len; k++) {
@@ -266,14 +272,22 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 		goto out;
 	/*
 	 * A kprobe already at the instruction (even disabled) aggregates ours
-	 * and keeps its own copy of the old bytes: that span stays probed.
+	 * (ours is then on the aggregate's list, not alone) and keeps its own
+	 * copy of the old bytes: that span stays probed. So does one whose
+	 * int3 is not in the text (kprobes disarmed globally): nothing would
+	 * shield the bytes while they change.
 	 */
 	for (k = 0; k < nr_kps; k++) {
+		u8 first = 0;
+		bool alone = list_empty(&kps[k]->list) &&
+			     !copy_from_kernel_nofault(&first, kps[k]->addr, 1) &&
+			     first == INT3_INSN_OPCODE;
+
 		for (i = 0; i < nr; i++)
 			for (m = 0; m < spans[i]->desc.nr_imms; m++)
 				if (spans[i]->func_addr + spans[i]->desc.imms[m].insn ==
 					    (unsigned long)kps[k]->addr &&
-				    (!kps[k]->ainsn.insn ||
+				    (!alone || !kps[k]->ainsn.insn ||
 				     kps[k]->ainsn.size != spans[i]->desc.imms[m].insn_len))
 					st[i] = XK_SETTLE_OWNED;
 	}
@@ -309,6 +323,56 @@ static u32 collect(struct xk_const *c, bool settled, struct xk_span **spans)
 		    c->spans[i].settle != XK_SETTLE_GONE)
 			spans[nr++] = &c->spans[i];
 	return nr;
+}
+
+/* a state of one settle only: poked, then another probe spoiled it */
+#define XK_SETTLE_POKED_OWNED (XK_SETTLE_NR + 1)
+
+/*
+ * Whether a rewrite probe of any loaded constant lies in the 16 bytes
+ * before addr: if the kprobes optimizer turns it into a jump, its detour
+ * holds copies of the instructions it displaces, made before a settle (or
+ * an undo) changed them. Under xk_lock.
+ */
+static bool probe_near(unsigned long addr)
+{
+	struct xk_const *c;
+
+	list_for_each_entry(c, &xk_consts, node)
+		for (int i = 0; i < c->nr_spans; i++)
+			if (c->spans[i].rewrite_registered &&
+			    c->spans[i].probe_addr < addr &&
+			    addr - c->spans[i].probe_addr < 16)
+				return true;
+	return false;
+}
+
+/*
+ * A poked instruction that lies in another span of c which keeps its probe
+ * and whose rewrite is not idempotent (it adds to what the text computed):
+ * that rewrite would add to the new bytes' result. Such candidates stay
+ * probed too. Under xk_lock.
+ */
+static void demote_shared(struct xk_const *c, struct xk_span **spans, u32 nr,
+			  u32 *st)
+{
+	for (u32 i = 0; i < nr; i++) {
+		for (u32 m = 0; m < spans[i]->desc.nr_imms && st[i] == XK_SETTLE_DONE; m++) {
+			unsigned long a = spans[i]->func_addr + spans[i]->desc.imms[m].insn;
+
+			for (int j = 0; j < c->nr_spans; j++) {
+				const struct xk_span *o = &c->spans[j];
+				bool kept = o->settle != XK_SETTLE_DONE;
+
+				for (u32 k = 0; k < nr; k++)
+					if (spans[k] == o)
+						kept = st[k] != XK_SETTLE_DONE;
+				if (o != spans[i] && kept && !rewrite_idempotent(o) &&
+				    a >= o->start_addr && a < o->probe_addr)
+					st[i] = XK_SETTLE_NO_IMM;
+			}
+		}
+	}
 }
 
 /*
@@ -356,38 +420,70 @@ int xk_settle(struct xk_const *c, char *error, u32 *nr_settled, u32 *nr_kept)
 			 imm_bytes(s, c->def, def) != XK_SETTLE_DONE)
 			st[i] = XK_SETTLE_TOO_WIDE;
 		for (m = 0; m < s->desc.nr_imms && st[i] == XK_SETTLE_DONE; m++)
-			if (!live_matches(s, m, def[m]))
+			if (!live_matches(s, m, def[m]) ||
+			    probe_near(s->func_addr + s->desc.imms[m].insn))
 				st[i] = XK_SETTLE_OWNED;
 	}
+	demote_shared(c, spans, nr, st);
 	err = poke_spans(spans, nr, c->value, st, false, error);
 	if (err)
 		goto out;
 	for (i = 0; i < nr; i++) {
 		struct xk_span *s = spans[i];
 
-		if (st[i] == XK_SETTLE_DONE) {
-			imm_bytes(s, c->value, bytes);
-			for (m = 0; m < s->desc.nr_imms; m++)
-				if (!live_matches(s, m, bytes[m]))
-					st[i] = XK_SETTLE_OWNED;
-		}
+		if (st[i] != XK_SETTLE_DONE)
+			continue;
+		imm_bytes(s, c->value, bytes);
+		for (m = 0; m < s->desc.nr_imms; m++)
+			if (!live_matches(s, m, bytes[m]))
+				st[i] = XK_SETTLE_POKED_OWNED;
+	}
+	/*
+	 * A span whose poke another probe spoiled (its int3 came in between):
+	 * the compiled-in bytes back at once, under that probe's int3; its
+	 * rewrite probe, armed throughout, stays.
+	 */
+	for (i = 0; i < nr; i++) {
+		u32 one = XK_SETTLE_DONE;
+
+		if (st[i] != XK_SETTLE_POKED_OWNED)
+			continue;
+		st[i] = XK_SETTLE_OWNED;
+		if (poke_spans(&spans[i], 1, c->def, &one, true, error))
+			pr_warn("settle %s: %s+%#llx: the compiled-in bytes could not "
+				"be put back\n", c->name, spans[i]->desc.func,
+				spans[i]->desc.probe);
+	}
+	for (i = 0; i < nr; i++) {
+		struct xk_span *s = spans[i];
+
 		if (st[i] != XK_SETTLE_DONE) {
 			s->settle = st[i];
 			(*nr_kept)++;
 			continue;
 		}
 		rw[n_rw++] = &s->rewrite;
+	}
+	/*
+	 * A thread that ran an old immediate (the text's, or the borrow
+	 * probe's copy) and was preempted before the probe point still needs
+	 * its rewrite: the rewrite probes go only once every task has passed
+	 * through a voluntary context switch, user mode or idle since the
+	 * bytes changed (RCU Tasks, as kprobes' optimizer waits for tasks
+	 * preempted on a detour). Nothing in [immediate, probe) is a call
+	 * (xk_rule_check_imm: compared in full), so no task sleeps there.
+	 */
+	if (n_rw) {
+		synchronize_rcu_tasks();
+		unregister_kprobes(rw, n_rw);
+	}
+	for (i = 0; i < n_rw; i++) {
+		struct xk_span *s = container_of(rw[i], struct xk_span, rewrite);
+
 		s->rewrite_registered = false;
 		s->settle = XK_SETTLE_DONE;
 		(*nr_settled)++;
 	}
-	/*
-	 * A span whose poke another probe spoiled (its int3 came in between)
-	 * keeps the rewrite probe, which gives the value in force over any
-	 * bytes; its immediates are restored at unload like the others'.
-	 */
-	if (n_rw)
-		unregister_kprobes(rw, n_rw);
 	if (*nr_settled && !c->settle_ref) {
 		__module_get(THIS_MODULE);	/* rmmod only after xk unload */
 		c->settle_ref = true;

@@ -693,6 +693,8 @@ static int locate_imms(const struct func_ctx *c, const struct span_work *w,
 		if (xk_rule_check_imm(m->insn, m->insn_len, m->field, m->size,
 				      m->width, sp->start, sp->probe,
 				      sp->expect_len, sp->expect_mask) ||
+		    xk_rule_imm_opcode(sp->expect + (m->insn - sp->start),
+				       m->insn_len, m->size) || !sp->fit[k][0] ||
 		    xk_rule_imm_bytes(sp->fit[k][0], sp->fit[k][1], c->in->def,
 				      m->size, m->width, enc) ||
 		    memcmp(enc, in->bytes + in->x86.encoding.imm_offset, m->size))

@@ -275,6 +275,11 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		why = xk_rule_check_imm(m->insn, m->insn_len, m->field, m->size,
 					m->width, d->start, d->probe,
 					d->expect_len, d->expect_mask);
+		if (!why)	/* in the compared bytes: checked above */
+			why = xk_rule_imm_opcode(d->expect + (m->insn - d->start),
+						 m->insn_len, m->size);
+		if (!why && m->a == 0)
+			why = "a settled immediate does not depend on the value";
 		if (why)
 			return why;
 	}

@@ -373,14 +373,77 @@ static inline const char *xk_rule_check_imm(__u64 insn, __u32 insn_len,
 	if (probe - start > expect_len)
 		return "the probe point is not inside the compared bytes";
 	if (field <= insn || field - insn >= insn_len ||
-	    insn_len - (field - insn) < size)
-		return "an immediate field lies outside its instruction";
+	    insn_len - (field - insn) != size)
+		return "an immediate field is not the last bytes of its instruction";
 	if ((size != 1 && size != 2 && size != 4 && size != 8) ||
 	    !xk_rule_width_ok(width) || width < size * 8)
 		return "an immediate's size or operand width is malformed";
-	for (__u64 i = insn - start; i < insn - start + insn_len; i++)
+	/*
+	 * From the instruction to the probe point, every byte compared: no
+	 * call (its rel32 is relocated, never compared) where a thread could
+	 * sleep after the old immediate and before the probe corrects it
+	 */
+	for (__u64 i = insn - start; i < probe - start; i++)
 		if (mask[i] != 0xff)
-			return "a settled instruction is not compared in full";
+			return "a settled instruction or what follows it up to the probe "
+			       "point is not compared in full";
+	return 0;
+}
+
+/*
+ * Whether the instruction b[0..len) (every byte compared) carries an
+ * immediate of size bytes as its last bytes, by its opcode: mov r, imm
+ * (b0-bf), mov r/m, imm (c6/c7 /0), the group-1 arithmetic (80/81/83,
+ * 04..3d with al/eax), imul r, r/m, imm (69/6b), test (a8/a9, f6/f7 /0)
+ * and the shifts by imm8 (c0/c1). Legacy prefixes and REX are skipped.
+ * Settling writes only such a field: never an opcode, a ModRM, SIB or
+ * displacement byte. NULL, or why not.
+ */
+static inline const char *xk_rule_imm_opcode(const __u8 *b, __u32 len,
+					     __u32 size)
+{
+	__u32 i = 0, want = 0, osz = 4;
+	int rex_w = 0, reg;
+	__u8 op;
+
+	for (; i < len; i++) {
+		__u8 p = b[i];
+
+		if (p == 0x66)
+			osz = 2;
+		else if (p != 0xf2 && p != 0xf3 && p != 0x2e && p != 0x3e &&
+			 p != 0x26 && p != 0x64 && p != 0x65 && p != 0x36 &&
+			 p != 0xf0)
+			break;
+	}
+	if (i < len && (b[i] & 0xf0) == 0x40) {
+		rex_w = (b[i] >> 3) & 1;
+		i++;
+	}
+	if (i >= len)
+		return "a settled instruction has no opcode";
+	op = b[i];
+	reg = i + 1 < len ? (b[i + 1] >> 3) & 7 : -1;
+	if (rex_w && osz == 4)
+		osz = 4;	/* imm32, sign-extended, except mov r64, imm64 */
+	if (op >= 0xb0 && op <= 0xb7)
+		want = 1;
+	else if (op >= 0xb8 && op <= 0xbf)
+		want = rex_w ? 8 : osz;
+	else if ((op == 0xc6 || op == 0xf6) && reg == 0)
+		want = 1;
+	else if ((op == 0xc7 || op == 0xf7) && reg == 0)
+		want = osz;
+	else if (op == 0x80 || op == 0x83 || op == 0x6b || op == 0xc0 ||
+		 op == 0xc1 || op == 0xa8 || (op <= 0x3c && (op & 7) == 4))
+		want = 1;
+	else if (op == 0x81 || op == 0x69 || op == 0xa9 ||
+		 (op <= 0x3d && (op & 7) == 5))
+		want = osz;
+	if (!want)
+		return "a settled instruction's opcode carries no immediate";
+	if (want != size)
+		return "a settled field is not the instruction's immediate";
 	return 0;
 }
 
