@@ -272,14 +272,17 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 		goto out;
 	/*
 	 * A kprobe already at the instruction (even disabled) aggregates ours
-	 * (ours is then on the aggregate's list, not alone) and keeps its own
+	 * (ours then shares the aggregate's list with it) and keeps its own
 	 * copy of the old bytes: that span stays probed. So does one whose
 	 * int3 is not in the text (kprobes disarmed globally): nothing would
 	 * shield the bytes while they change.
 	 */
 	for (k = 0; k < nr_kps; k++) {
 		u8 first = 0;
-		bool alone = list_empty(&kps[k]->list) &&
+		/* alone, or the one member of the aggregate kprobes wraps
+		 * every optimizable probe in (head -> us -> head) */
+		bool alone = (list_empty(&kps[k]->list) ||
+			      kps[k]->list.next == kps[k]->list.prev) &&
 			     !copy_from_kernel_nofault(&first, kps[k]->addr, 1) &&
 			     first == INT3_INSN_OPCODE;
 
