@@ -392,7 +392,7 @@ static int run_cases(int fd, const struct table *t)
 			/* settling: the first byte is the borrow probe's */
 			name = "an immediate field at its instruction's first byte";
 			s->imms[0].field = s->imms[0].insn;
-			want = "an immediate field lies outside its instruction";
+			want = "an immediate field is not the last bytes of its instruction";
 			break;
 		case 19:
 			name = "a settled instruction past the probe point";
@@ -402,6 +402,7 @@ static int run_cases(int fd, const struct table *t)
 		case 20:
 			name = "an immediate of 3 bytes";
 			s->imms[0].size = 3;
+			s->imms[0].field = s->imms[0].insn + s->imms[0].insn_len - 3;
 			want = "size or operand width is malformed";
 			break;
 		case 21:
@@ -414,6 +415,12 @@ static int run_cases(int fd, const struct table *t)
 			s->expect_mask[s->imms[0].insn + s->imms[0].insn_len - 1 -
 				       s->start] = 0;
 			want = "not compared in full";
+			break;
+		case 23:
+			/* mov r/m, r (89): its last bytes are a displacement */
+			name = "a settled field in an instruction without an immediate";
+			s->expect[s->imms[0].insn - s->start] = 0x89;
+			want = "a settled instruction's opcode carries no immediate";
 			break;
 		default:
 			return failed;
