@@ -53,7 +53,7 @@ prepare_tables() {
 	echo "ok - eBPF policies for the guest tests"
 }
 suite tables prepare_tables
-suite guest build/xk vm run --timeout 1800 -- tests/guest/run.sh
+suite guest build/xk vm run --timeout 3600 -- tests/guest/run.sh
 # settling pokes live text: once more in the deterministic guest
 # (single-threaded TCG), the other model of cross-modifying code
 suite guest-settle-deterministic build/xk vm run --deterministic --smp 1 \

@@ -796,9 +796,9 @@ int main(int argc, char **argv)
 
 			snprintf(name, sizeof(name), "%.*s", XK_NAME_MAX - 1,
 				 arg == req ? req->name : t.name);
-			/* one in eight: a settle waits an RCU Tasks grace
+			/* one in sixteen: a settle waits an RCU Tasks grace
 			 * period, slow under TCG */
-			if (!req->policy[0] && arg == req && rnd() % 8 == 0) {
+			if (!req->policy[0] && arg == req && rnd() % 16 == 0) {
 				struct xk_ioc_settle st = { .size = sizeof(st) };
 
 				snprintf(st.name, sizeof(st.name), "%s", name);

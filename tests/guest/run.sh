@@ -21,7 +21,9 @@ for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	mark="xk-test-mark-$name-$$"
 	echo "$mark" > /dev/kmsg
-	out=$(timeout 600 bash "$t" 2>&1)
+	# a test may ask for more than 600 s: "# guest-timeout: S" in its header
+	limit=$(sed -n 's/^# guest-timeout: *\([0-9][0-9]*\)$/\1/p' "$t" | head -1)
+	out=$(timeout "${limit:-600}" bash "$t" 2>&1)
 	st=$?
 	klog=$(dmesg | sed -n "/$mark/,\$p")
 	bad=$(printf '%s\n' "$klog" | grep -E "Oops|BUG:|WARNING:|Call Trace|general protection" | head -5)

@@ -9,6 +9,7 @@
 # tables are settled now and then (text written where their immediate
 # records say): the text of the table's functions is the same afterwards.
 # FUZZ_N (default 10000) requests, FUZZ_SEED (default 1).
+# guest-timeout: 1500
 . "$(dirname "$0")/lib.sh"
 trap cleanup_xk EXIT
 dir=$($XK kernel info --field dir)
