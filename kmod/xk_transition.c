@@ -507,10 +507,11 @@ bool xk_tx_settle(struct xk_tx *tx)
 			atomic_set(&tx->state, XK_TR_ABORTED);
 			return true;
 		}
+		/* per task, the scan switched only when a thread was inside:
+		 * with nobody inside the values switch here (idempotent) */
+		tx_switch(tx);
 		if (tx->per_task)
 			tx_per_task_off(tx);
-		else
-			tx_switch(tx);
 		atomic_set(&tx->state, XK_TR_DONE);
 		return true;
 	case XK_TR_REVERTING:
