@@ -20,15 +20,17 @@ cycles=${XK_SOAK_CYCLES:-1000}
 mark="xk-soak-$$"
 echo "$mark" > /dev/kmsg
 
-# objects in use per kmalloc cache, quiesced ("cache count" lines)
+# objects in use per kmalloc cache, quiesced ("cache count per-slab" lines)
 kmalloc_objs() {
 	echo 3 > /proc/sys/vm/drop_caches
 	sleep 1
-	awk '/^kmalloc-/ { print $1, $2 }' /proc/slabinfo
+	awk '/^kmalloc-/ { print $1, $2, $5 }' /proc/slabinfo
 }
-# the largest growth of one cache between two kmalloc_objs: "cache delta"
+# the growth of each cache beyond a slab per CPU (a CPU's slab counts as in
+# use whole): "cache growth", the largest first
 kmalloc_growth() {
-	awk 'NR == FNR { a[$1] = $2; next } { d = $2 - a[$1]; if (d > m) { m = d; c = $1 } }
+	awk 'NR == FNR { a[$1] = $2; next }
+		{ d = $2 - a[$1] - 2 * $3; if (d > m) { m = d; c = $1 } }
 		END { print (c ? c : "none"), m + 0 }' <(echo "$1") <(echo "$2")
 }
 stop_load() {
@@ -87,7 +89,7 @@ for m in immediate global per-task; do
 done
 settled=$(awk '$1 == "soak" && $2 == "settled" { n += $3 } END { print n + 0 }' "$out")
 read -r cache grew <<< "$(kmalloc_growth "$objs0" "$objs1")"
-echo "  settled $settled times; the kmalloc cache that grew most: $cache, by $grew objects"
+echo "  settled $settled times; the kmalloc cache that grew most beyond a slab per CPU: $cache, by $grew objects"
 # a leak of one object per cycle grows its cache by the cycle count; the
 # workloads' own objects spread over the caches (a few hundred in all)
 [ "$grew" -lt $((cycles / 2)) ] ||
