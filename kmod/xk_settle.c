@@ -522,6 +522,16 @@ int xk_settle_undo(struct xk_const *c, char *error)
 	u32 *st, nr, i;
 	int err = 0;
 
+	/* nothing settled (every set comes here): no allocation on that path */
+	for (i = 0; i < (u32)c->nr_spans; i++)
+		if (c->spans[i].settle == XK_SETTLE_DONE)
+			break;
+	if (i == (u32)c->nr_spans) {
+		for (i = 0; i < (u32)c->nr_spans; i++)
+			if (c->spans[i].settle != XK_SETTLE_GONE)
+				c->spans[i].settle = XK_SETTLE_NO;
+		return 0;	/* settle_ref is held only while a span is */
+	}
 	spans = kcalloc(c->nr_spans, sizeof(*spans), GFP_KERNEL);
 	st = kcalloc(c->nr_spans, sizeof(*st), GFP_KERNEL);
 	rw = kcalloc(c->nr_spans, sizeof(*rw), GFP_KERNEL);
@@ -530,8 +540,6 @@ int xk_settle_undo(struct xk_const *c, char *error)
 		goto out;
 	}
 	nr = collect(c, true, spans);
-	if (!nr)
-		goto forget;
 	for (i = 0; i < nr; i++) {
 		rewrite_probe_reset(spans[i]);
 		rw[i] = &spans[i]->rewrite;
@@ -563,7 +571,6 @@ int xk_settle_undo(struct xk_const *c, char *error)
 	}
 	pr_info("unsettle %s: %u spans probed again, compiled bytes back\n",
 		c->name, nr);
-forget:
 	for (i = 0; i < (u32)c->nr_spans; i++)
 		if (c->spans[i].settle != XK_SETTLE_GONE)
 			c->spans[i].settle = XK_SETTLE_NO;
