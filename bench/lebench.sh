@@ -38,7 +38,7 @@ if [ "$SCALE" != --report ]; then
 		bench/lebench-guest.sh det "$SCALE" | tee $OUT/lebench-det.txt | grep -v '^LB '
 	t1=$(date +%s)
 	echo "== wall-clock guest (thread=multi TCG: noisy), scale $SCALE"
-	build/xk vm run --timeout 1800 -- \
+	build/xk vm run --multi-thread --timeout 1800 -- \
 		bench/lebench-guest.sh wall "$SCALE" | tee $OUT/lebench-wall.txt | grep -v '^LB '
 	t2=$(date +%s)
 	echo "suite: deterministic guest $((t1 - t0)) s, wall-clock guest $((t2 - t1)) s (boots included)" \

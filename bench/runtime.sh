@@ -16,7 +16,7 @@ build/xk -q gen BLK_MAX_REQUEST_COUNT > /dev/null
 build/xk -q gen MAX_RW_COUNT > /dev/null
 build/xk -q gen --catalog tests/fixtures/golden/golden.conf G_HOLD > /dev/null
 make -s policies > /dev/null
-echo "== load and transition times (thread=multi TCG)"
+echo "== load and transition times (single-threaded TCG, wall clock)"
 build/xk vm run --timeout 900 -- bench/runtime-guest.sh times
 echo "== per-trigger cost (deterministic: guest instructions)"
 build/xk vm run --deterministic --smp 1 --timeout 900 -- bench/runtime-guest.sh trigger

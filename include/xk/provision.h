@@ -76,6 +76,14 @@ struct xk_vm_opts {
 	 */
 	const char *image;
 	bool debian;			/* image: $XK_CACHE/debian/<release> */
+	/*
+	 * Multi-threaded TCG (one host thread per vCPU): faster on several
+	 * host cores, but QEMU's cross-modifying-code handling then lets a
+	 * vCPU run a kernel text site while another patches it (static keys,
+	 * static calls, text_poke_bp): the guest can oops at a site it never
+	 * owned. false: single-threaded TCG (vCPUs take turns), the default.
+	 */
+	bool multi_thread;
 };
 
 struct xk_vm_result {

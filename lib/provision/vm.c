@@ -609,6 +609,8 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	int timeout_s = OPTS_GET(opts, timeout_s, 0);
 	bool interactive = OPTS_GET(opts, interactive, false);
 	bool deterministic = OPTS_GET(opts, deterministic, false);
+	bool multi_thread = OPTS_GET(opts, multi_thread, false) &&
+			    !deterministic;
 	char initrd[XK_PATH_MAX], sock[XK_PATH_MAX], qlog[XK_PATH_MAX];
 	char console[XK_PATH_MAX + 64], dmesg[XK_PATH_MAX + 64];
 	char memobj[128], chardev[XK_PATH_MAX + 32], smp_s[16], mem_s[16];
@@ -674,13 +676,13 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	if (err)
 		goto out;
 	{
-		const char *kvm = "kvm", *tcg_multi = "tcg,thread=multi";
+		const char *kvm = "kvm", *tcg_multi = "tcg,thread=multi",
+			   *tcg_single = "tcg,thread=single";
 		const char *argv[64] = {
 			qemu, "-nodefaults", "-no-user-config", "-display", "none",
 			"-no-reboot", "-net", "none",
 			"-accel", !strcmp(accel, "kvm") ? kvm
-				  : deterministic ? "tcg,thread=single"
-						  : tcg_multi,
+				  : multi_thread ? tcg_multi : tcg_single,
 			"-cpu", !strcmp(accel, "kvm") ? "host" : "max",
 			"-smp", smp_s, "-m", mem_s,
 			"-object", memobj, "-numa", "node,memdev=mem",

@@ -9,7 +9,7 @@
 struct vm_args {
 	const char *release, *image;
 	int timeout_s, mem_mb, smp;
-	bool deterministic, debian;
+	bool deterministic, debian, multi_thread;
 };
 
 /* Options shared by run and shell. */
@@ -21,6 +21,7 @@ static const struct cli_opt vm_opts[] = {
 	{ "deterministic", 'd', CLI_FLAG, offsetof(struct vm_args, deterministic) },
 	{ "debian", 'D', CLI_FLAG, offsetof(struct vm_args, debian) },
 	{ "image", 'i', CLI_STR, offsetof(struct vm_args, image) },
+	{ "multi-thread", 'M', CLI_FLAG, offsetof(struct vm_args, multi_thread) },
 	{ NULL },
 };
 
@@ -36,6 +37,7 @@ static int boot(const struct vm_args *a, char **argv, struct xk_kernel *k,
 		.mem_mb = a->mem_mb, .smp = a->smp,
 		.deterministic = a->deterministic,
 		.debian = a->debian, .image = a->image,
+		.multi_thread = a->multi_thread,
 		.out_fd = json_output && argv ? -1 : 1);
 
 	if (kernel_for_command(a->release, k))
