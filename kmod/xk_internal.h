@@ -5,6 +5,7 @@
 
 #include <linux/atomic.h>
 #include <linux/irq_work.h>
+#include <linux/workqueue.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -127,6 +128,7 @@ struct xk_tx {
 	char unreliable_comm[TASK_COMM_LEN];
 	struct irq_work wake_work;	/* wakes the waiter, out of probe context */
 	wait_queue_head_t wait;
+	struct rcu_work free_work;	/* tx_retire: freed after a grace period */
 };
 /* A thread that chose a policy value and has not left the safe span. */
 struct xk_pin {
@@ -233,6 +235,9 @@ int xk_settle_init(void);
 void xk_settle_exit(void);
 
 /* xk_transition.c */
+/* The workqueue that frees finished transitions; at module init and exit. */
+int xk_transition_init(void);
+void xk_transition_exit(void);
 int xk_check_timeout(u32 timeout_ms, char *error);
 /* -EBUSY with the cause while a transition of c is under way; reaps a
  * finished orphan. Under xk_lock. */

@@ -395,17 +395,24 @@ static int __init xk_init(void)
 		pr_err("cannot register the policy kfuncs (%d)\n", err);
 		return err;
 	}
-	err = xk_settle_init();
+	err = xk_transition_init();
 	if (err)
 		return err;
+	err = xk_settle_init();
+	if (err)
+		goto err_transition;
 	err = misc_register(&xk_misc);
-	if (err) {
-		xk_settle_exit();
-		return err;
-	}
+	if (err)
+		goto err_settle;
 	pr_info("loaded, control device /dev/%s (ABI %d)\n", xk_misc.name,
 		XK_ABI_VERSION);
 	return 0;
+
+err_settle:
+	xk_settle_exit();
+err_transition:
+	xk_transition_exit();
+	return err;
 }
 
 /* Module unload: no ioctl can run (the device is gone first). */
@@ -419,6 +426,7 @@ static void __exit xk_exit(void)
 	mutex_lock(&xk_lock);
 	xk_table_unload(NULL, true, error, &nr);
 	mutex_unlock(&xk_lock);
+	xk_transition_exit();
 	pr_info("unloaded\n");
 }
 

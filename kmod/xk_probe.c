@@ -226,13 +226,19 @@ static noinline s64 per_task_value(struct xk_const *c, s64 n)
 	struct xk_tx *tx = READ_ONCE(c->tx);
 	struct xk_tracked *tr;
 	unsigned long flags;
+	int idx;
 
 	if (!tx || !xk_tx_lock(tx, &flags))
 		return n;
 	n = READ_ONCE(c->value);
-	tr = READ_ONCE(c->per_task) ? xk_tx_find(tx, current) : NULL;
+	idx = READ_ONCE(c->tx_idx);
+	/* a handler that read c->tx just before it was cleared may still run
+	 * when the next transition has set tx_idx for its own tx (a finished
+	 * tx is freed only after a grace period): only c's own slot counts */
+	tr = READ_ONCE(c->per_task) && idx < tx->nr && tx->c[idx] == c ?
+	     xk_tx_find(tx, current) : NULL;
 	if (tr)
-		n = tr->took_new ? tx->value[c->tx_idx] : tx->old[c->tx_idx];
+		n = tr->took_new ? tx->value[idx] : tx->old[idx];
 	xk_tx_unlock(tx, flags);
 	return n;
 }
