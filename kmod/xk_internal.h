@@ -151,7 +151,7 @@ struct xk_ctx_stat {
  * shared cache line on the hot path. Read (and summed) by status.
  */
 struct xk_policy_stats {
-	u64 sets, clamped, pinned, writes, refused, exits, other_ctxs;
+	u64 sets, clamped, pinned, writes, refused, exits, other_ctxs, missed;
 	bool called;			/* xk_choose ran in this hit (xk_policy.c) */
 	int nr_ctxs;			/* published after the entry is filled */
 	struct xk_ctx_stat ctxs[XK_MAX_CONTEXTS];
@@ -215,6 +215,8 @@ int xk_policy_init(void);
 void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req);
 /* At load, once the spans are validated; under xk_lock. */
 int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error);
+/* XK_IOC_POLICY_PROG: a span's program, run by the module; under xk_lock. */
+int xk_policy_set_prog(u64 cookie, int prog_fd, char *error);
 /* First thing in xk_const_destroy; under xk_lock; waits a grace period. */
 void xk_policy_release(struct xk_const *c);
 extern atomic64_t xk_refused_outside;
@@ -229,6 +231,7 @@ void xk_fast_prepare(struct xk_const *c, s64 n);
 bool xk_fast_possible(const struct xk_span *s);
 
 /* xk_settle.c: all under xk_lock */
+unsigned long xk_lookup_symbol(const char *name, char *error);
 int xk_settle(struct xk_const *c, char *error, u32 *nr_settled, u32 *nr_kept);
 int xk_settle_undo(struct xk_const *c, char *error);
 int xk_settle_init(void);

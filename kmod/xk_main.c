@@ -223,6 +223,20 @@ static long ioctl_unload(void __user *uarg)
 	return locked_request(uarg, &req, sizeof(req), req.error, run_unload);
 }
 
+static int run_policy_prog(void *r)
+{
+	struct xk_ioc_policy_prog *req = r;
+
+	return xk_policy_set_prog(req->cookie, req->prog_fd, req->error);
+}
+
+static long ioctl_policy_prog(void __user *uarg)
+{
+	struct xk_ioc_policy_prog req;
+
+	return locked_request(uarg, &req, sizeof(req), req.error, run_policy_prog);
+}
+
 static long ioctl_settle(void __user *uarg)
 {
 	struct xk_ioc_settle req;
@@ -368,6 +382,8 @@ static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ioctl_set_many(uarg);
 	case XK_IOC_SETTLE:
 		return ioctl_settle(uarg);
+	case XK_IOC_POLICY_PROG:
+		return ioctl_policy_prog(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -51,6 +51,7 @@
 #include <linux/bpf.h>
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
+#include <linux/filter.h>
 #include <linux/kprobes.h>
 #include <linux/random.h>
 #include <linux/ratelimit.h>
@@ -65,10 +66,15 @@
 
 atomic64_t xk_refused_outside;
 
-/* A kprobe of the module's own: at a span's probe point, or a safe-span exit. */
+/*
+ * A kprobe of the module's own: at a span's probe point (hit_handler, which
+ * also runs the span's program), or at a safe-span exit (exit_handler).
+ */
 struct xk_pol_probe {
 	struct kprobe kp;
 	struct xk_const *c;
+	struct bpf_prog *prog;		/* the span's program; NULL: none yet */
+	u64 cookie;			/* its run context's: handle | span */
 };
 
 /*
@@ -91,7 +97,13 @@ struct xk_policy_state {
 	int nr;				/* probes registered */
 	struct kprobe **kps;
 	struct xk_pol_probe *probes;
+	struct xk_pol_probe **hit;	/* span i's probe at its probe point */
 };
+
+/* bpf_prog_active, the kernel's per-CPU guard against BPF programs that
+ * nest (kprobe and tracepoint programs test it); not exported: found once
+ * (xk_lookup_symbol) by the first XK_IOC_POLICY_PROG, under xk_lock */
+static int __percpu *prog_active;
 
 /* The policy-driven constants by slot; written under xk_lock, read (RCU) by
  * xk_choose and the task-exit probe. */
@@ -251,6 +263,7 @@ void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req)
 		req->pol_writes += READ_ONCE(ps->writes);
 		req->pol_refused += READ_ONCE(ps->refused);
 		req->pol_exits += READ_ONCE(ps->exits);
+		req->pol_missed += READ_ONCE(ps->missed);
 		req->pol_other_contexts += READ_ONCE(ps->other_ctxs);
 		for (int i = 0; i < nr; i++) {
 			const struct xk_ctx_stat *st = &ps->ctxs[i];
@@ -308,16 +321,48 @@ static bool release_pin(struct xk_const *c, struct task_struct *t)
 }
 
 /*
+ * Runs the span's program on the registers at its probe point as the
+ * kernel runs a kprobe program (trace_call_bpf, bpf_prog_run_array): not
+ * when another BPF program of that kind already runs on this CPU (counted
+ * in the constant's missed), under rcu_read_lock(), with a trace run
+ * context that carries the cookie xk_choose checks. Migration needs no
+ * guard: a kprobe handler runs with preemption off. Pairs with
+ * xk_policy_set_prog(), which publishes p->prog after p->cookie.
+ */
+static void run_program(struct xk_pol_probe *p, struct bpf_prog *prog,
+			struct pt_regs *regs)
+{
+	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = p->cookie };
+	struct bpf_run_ctx *old;
+
+	if (unlikely(__this_cpu_inc_return(*prog_active) != 1)) {
+		this_cpu_inc(p->c->stats->missed);
+		goto out;
+	}
+	rcu_read_lock();
+	old = bpf_set_run_ctx(&run_ctx.run_ctx);
+	bpf_prog_run(prog, regs);
+	bpf_reset_run_ctx(old);
+	rcu_read_unlock();
+out:
+	__this_cpu_dec(*prog_active);
+}
+
+/*
  * The module's kprobe at a span's probe point: a new hit, so xk_choose may
- * be called once more on this CPU (see the top of this file). Runs in the
- * probed context, preemption off, as part of the aggregated kprobe that
- * also runs the policy's program.
+ * be called once more on this CPU (see the top of this file), then the
+ * span's program, which chooses. Runs in the probed context, preemption
+ * off; a program attached there by someone else (a perf kprobe) is
+ * aggregated with it and runs after it, its calls refused.
  */
 static int hit_handler(struct kprobe *kp, struct pt_regs *regs)
 {
-	struct xk_const *c = container_of(kp, struct xk_pol_probe, kp)->c;
+	struct xk_pol_probe *p = container_of(kp, struct xk_pol_probe, kp);
+	struct bpf_prog *prog = smp_load_acquire(&p->prog);
 
-	this_cpu_write(c->stats->called, false);
+	this_cpu_write(p->c->stats->called, false);
+	if (prog)
+		run_program(p, prog, regs);
 	return 0;
 }
 
@@ -422,9 +467,10 @@ int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error)
 	c->pol = ps;
 	ps->probes = kcalloc(nr, sizeof(*ps->probes), GFP_KERNEL);
 	ps->kps = kcalloc(nr, sizeof(*ps->kps), GFP_KERNEL);
+	ps->hit = kcalloc(c->nr_spans, sizeof(*ps->hit), GFP_KERNEL);
 	ps->cache = __alloc_percpu(sizeof(*ps->cache) * c->nr_spans,
 				   __alignof__(*ps->cache));
-	if (!ps->probes || !ps->kps || !ps->cache)
+	if (!ps->probes || !ps->kps || !ps->hit || !ps->cache)
 		return -ENOMEM;
 	for (slot = 0; slot < XK_POLICY_SLOTS; slot++)
 		if (!rcu_access_pointer(xk_slots[slot]))
@@ -442,6 +488,7 @@ int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error)
 	for (int i = 0; i < c->nr_spans; i++) {
 		const struct xk_span *s = &c->spans[i];
 
+		ps->hit[i] = &ps->probes[ps->nr];
 		add_probe(ps, c, s->probe_addr, hit_handler);
 		for (u32 j = 0; j < s->desc.nr_exits && c->nests; j++)
 			/* an exit at the function's end (a path that falls off
@@ -487,13 +534,74 @@ void xk_policy_release(struct xk_const *c)
 	}
 	if (ps->nr)
 		unregister_kprobes(ps->kps, ps->nr);
+	/* no hit handler runs any more: the programs may go */
+	for (int i = 0; i < c->nr_spans && ps->hit; i++)
+		if (ps->hit[i] && ps->hit[i]->prog)
+			bpf_prog_put(ps->hit[i]->prog);
 	if (ps->exit_tp)
 		exit_tp_put();
 	free_percpu(ps->cache);
+	kfree(ps->hit);
 	kfree(ps->kps);
 	kfree(ps->probes);
 	kfree(ps);
 	c->pol = NULL;
+}
+
+/*
+ * XK_IOC_POLICY_PROG: span idx of the constant whose handle the cookie
+ * carries gets the program prog_fd names, run from then on by its hit
+ * probe (run_program). Refused: a cookie of no loaded policy (unknown
+ * slot, another secret, a span out of range), a span that has its program
+ * already, anything but a plain kprobe program that cannot sleep. On
+ * success the module holds a reference until the constant is unloaded
+ * (xk_policy_release). Process context, under xk_lock.
+ */
+int xk_policy_set_prog(u64 cookie, int prog_fd, char *error)
+{
+	u32 slot = (cookie >> XK_COOKIE_SLOT_SHIFT) & XK_COOKIE_SLOT_MASK;
+	u32 idx = cookie & XK_COOKIE_SPAN_MASK;
+	struct xk_pol_probe *p;
+	struct bpf_prog *prog;
+	struct xk_const *c;
+
+	c = slot < XK_POLICY_SLOTS ?
+	    rcu_dereference_protected(xk_slots[slot], lockdep_is_held(&xk_lock)) :
+	    NULL;
+	if (!c || (cookie & ~XK_COOKIE_SPAN_MASK) != c->pol->cookie)
+		return xk_error(error, "handle %#llx: no policy-driven constant "
+				"loaded with it (unloaded, or loaded again since)",
+				cookie), -ENOENT;
+	if (idx >= c->nr_spans)
+		return xk_error(error, "%s: no span %u (it has %d)", c->name, idx,
+				c->nr_spans), -EINVAL;
+	p = c->pol->hit[idx];
+	if (p->prog)
+		return xk_error(error, "%s: span %u has its program already",
+				c->name, idx), -EEXIST;
+	if (!prog_active) {
+		unsigned long addr = xk_lookup_symbol("bpf_prog_active", error);
+
+		if (!addr)
+			return -EOPNOTSUPP;
+		prog_active = (int __percpu *)addr;
+	}
+	prog = bpf_prog_get_type_dev(prog_fd, BPF_PROG_TYPE_KPROBE, false);
+	if (IS_ERR(prog))
+		return xk_error(error, "%s: span %u: fd %d is not a kprobe program "
+				"(%ld)", c->name, idx, prog_fd, PTR_ERR(prog)),
+		       PTR_ERR(prog);
+	if (prog->sleepable || prog->expected_attach_type) {
+		bpf_prog_put(prog);
+		return xk_error(error, "%s: span %u: program %s is %s, not a plain "
+				"kprobe program", c->name, idx, prog->aux->name,
+				prog->sleepable ? "sleepable" : "of another attach type"),
+		       -EINVAL;
+	}
+	p->cookie = c->pol->cookie | idx;
+	/* the cookie before the program: hit_handler loads with acquire */
+	smp_store_release(&p->prog, prog);
+	return 0;
 }
 
 /*

@@ -60,36 +60,61 @@ static bool callable(unsigned long addr)
 	       is_endbr(insn);
 }
 
+static unsigned long (*lookup_name)(const char *name);
+
+/*
+ * The address of a kernel symbol the kernel does not export, through
+ * kallsyms_lookup_name (itself not exported: found once with a disabled
+ * kprobe, which resolves symbol names). 0 with the reason in error when
+ * kprobes cannot find it, IBT seals it, or the name is unknown. Process
+ * context, under xk_lock (which guards lookup_name).
+ */
+unsigned long xk_lookup_symbol(const char *name, char *error)
+{
+	struct kprobe kp = {
+		.symbol_name = "kallsyms_lookup_name",
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	unsigned long addr;
+
+	if (!lookup_name) {
+		if (register_kprobe(&kp)) {
+			xk_error(error, "kallsyms_lookup_name, which %s needs, "
+				 "cannot be found by kprobes here", name);
+			return 0;
+		}
+		addr = (unsigned long)kp.addr;
+		unregister_kprobe(&kp);
+		if (!callable(addr)) {
+			xk_error(error, "IBT seals kallsyms_lookup_name against "
+				 "indirect calls (%s cannot be found)", name);
+			return 0;
+		}
+		lookup_name = (void *)addr;
+	}
+	addr = lookup_name(name);
+	if (!addr)
+		xk_error(error, "the kernel has no symbol %s", name);
+	return addr;
+}
+
 /*
  * text_poke and text_mutex, once per module load. Runs under xk_lock
  * (which also guards the two pointers); -EOPNOTSUPP with the reason.
  */
 static int resolve_text_poke(char *error)
 {
-	struct kprobe kp = {
-		.symbol_name = "kallsyms_lookup_name",
-		.flags = KPROBE_FLAG_DISABLED,
-	};
-	unsigned long (*lookup)(const char *name);
 	unsigned long poke, mutex;
 
 	if (poke_text && poke_mutex)
 		return 0;
-	if (register_kprobe(&kp))
-		return xk_error(error, "settling needs kallsyms_lookup_name, which "
-				"kprobes cannot find here"), -EOPNOTSUPP;
-	lookup = (void *)kp.addr;
-	unregister_kprobe(&kp);
-	if (!callable((unsigned long)lookup))
+	poke = xk_lookup_symbol("text_poke", error);
+	mutex = poke ? xk_lookup_symbol("text_mutex", error) : 0;
+	if (!poke || !mutex)
+		return -EOPNOTSUPP;
+	if (!callable(poke))
 		return xk_error(error, "settling is unavailable: IBT seals "
-				"kallsyms_lookup_name against indirect calls"),
-		       -EOPNOTSUPP;
-	poke = lookup("text_poke");
-	mutex = lookup("text_mutex");
-	if (!callable(poke) || !mutex)
-		return xk_error(error, "settling is unavailable: text_poke or "
-				"text_mutex not found, or sealed by IBT"),
-		       -EOPNOTSUPP;
+				"text_poke against indirect calls"), -EOPNOTSUPP;
 	poke_text = (void *)poke;
 	poke_mutex = (struct mutex *)mutex;
 	return 0;

@@ -11,11 +11,14 @@
  *   load_tables()       each scope table into xkernel.ko, validated against
  *                       the live text, probes disarmed, values from the policy;
  *                       the module answers with each constant's handle
- *   attach_programs()   every program at its kprobe; a program at a span's
- *                       probe point with the attach cookie handle | span, the
- *                       only programs whose xk_choose calls the module obeys
- *   pin_links()         links pinned under /sys/fs/bpf/xkernel/<policy>/ so
- *                       that the policy outlives xk
+ *   attach_programs()   a program at a span's probe point goes to the module
+ *                       with the handle | span (XK_IOC_POLICY_PROG): the
+ *                       module runs it from its own probe there, with that
+ *                       cookie, the only calls of xk_choose it obeys; any
+ *                       other program is attached as its section says
+ *   pin_links()         those programs' links pinned under
+ *                       /sys/fs/bpf/xkernel/<policy>/ so that they outlive
+ *                       xk (the directory marks the policy loaded)
  * An unload unpins the links, waits (bounded) until the programs are gone,
  * then unloads the constants.
  */
@@ -466,6 +469,27 @@ static int span_cookie(struct policy_load *p, const struct bpf_program *prog,
 	return 0;
 }
 
+/*
+ * A span's program goes to the module, which runs it from its own kprobe
+ * at the span's probe point (XK_IOC_POLICY_PROG) and holds it until the
+ * constant is unloaded: no perf event and no link between the probe and
+ * the program, and nothing to pin.
+ */
+static int give_program(struct policy_load *p, const struct bpf_program *prog,
+			unsigned long long cookie)
+{
+	struct xk_ioc_policy_prog req = { .size = sizeof(req),
+					  .prog_fd = bpf_program__fd(prog),
+					  .cookie = cookie };
+
+	if (ioctl(p->fd, XK_IOC_POLICY_PROG, &req))
+		return xk_err(-errno, "policy %s: the module refused program %s "
+			      "(%s): %s", p->id, bpf_program__name(prog),
+			      bpf_program__section_name(prog),
+			      req.error[0] ? req.error : strerror(errno));
+	return 0;
+}
+
 static int attach_programs(struct policy_load *p)
 {
 	struct bpf_program *prog;
@@ -483,13 +507,13 @@ static int attach_programs(struct policy_load *p)
 		if (err)
 			return err;
 		if (cookie) {
-			LIBBPF_OPTS(bpf_kprobe_opts, o, .offset = off,
-				    .bpf_cookie = cookie);
-
-			link = bpf_program__attach_kprobe_opts(prog, func, &o);
-		} else {
-			link = bpf_program__attach(prog);
+			err = give_program(p, prog, cookie);
+			if (err)
+				return err;
+			p->res->nr_programs++;
+			continue;
 		}
+		link = bpf_program__attach(prog);
 		err = libbpf_get_error(link);
 		if (err)
 			return xk_err(err, "policy %s: cannot attach %s (%s): %s", p->id,
@@ -497,8 +521,8 @@ static int attach_programs(struct policy_load *p)
 				      bpf_program__section_name(prog), log_tail());
 		p->linked[p->nr_links] = prog;
 		p->links[p->nr_links++] = link;
+		p->res->nr_programs++;
 	}
-	p->res->nr_programs = p->nr_links;
 	return 0;
 }
 
@@ -567,9 +591,10 @@ static int pinned_programs(const char *dir, unsigned int *ids, int max)
 /*
  * Unpins a policy's links and waits until its programs are freed (the
  * kernel releases a link asynchronously): at most timeout_ms, polling.
- * Returns the number of programs still alive at the end.
+ * Returns the number of programs still alive at the end; *nr_pinned (if
+ * asked) gets how many were pinned.
  */
-static int unpin_policy(const char *id, unsigned int timeout_ms)
+static int unpin_policy(const char *id, unsigned int timeout_ms, int *nr_pinned)
 {
 	char dir[XK_PATH_MAX];
 	unsigned int ids[MAX_PROGS];
@@ -577,6 +602,8 @@ static int unpin_policy(const char *id, unsigned int timeout_ms)
 
 	snprintf(dir, sizeof(dir), "%s/xkernel/%s", BPF_FS, id);
 	n = pinned_programs(dir, ids, MAX_PROGS);
+	if (nr_pinned)
+		*nr_pinned = n;
 	xk_rm_rf(dir);
 	for (unsigned int waited = 0;; waited += 10) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
@@ -652,7 +679,7 @@ static int xk_policy_load_impl(int fd, const char *obj_path, const struct xk_sco
 	for (int i = 0; i < p.nr_links; i++)
 		bpf_link__destroy(p.links[i]);
 	if (err && p.pinned)
-		unpin_policy(p.id, 2000);
+		unpin_policy(p.id, 2000, NULL);
 	for (int i = err ? p.nr_loaded - 1 : -1; i >= 0; i--)
 		xk_rt_unload(fd, tables[i].constant, NULL);
 	bpf_object__close(p.obj);
@@ -694,7 +721,7 @@ static int xk_policy_unload_impl(int fd, const char *id, int *nr_constants)
 	struct xk_ioc_status *st = calloc(1, sizeof(*st));
 	char names[XK_TX_MAX * 4][XK_NAME_MAX];
 	char (*funcs)[XK_FUNC_MAX] = calloc(XK_MAX_SPANS * 4, sizeof(*funcs));
-	int n = 0, nr_funcs = 0, err = 0, alive;
+	int n = 0, nr_funcs = 0, err = 0, alive, pinned;
 
 	if (!st || !funcs) {
 		free(st);
@@ -710,13 +737,15 @@ static int xk_policy_unload_impl(int fd, const char *id, int *nr_constants)
 			xk_strlcpy(funcs[nr_funcs++], st->spans[s].func, XK_FUNC_MAX);
 	}
 	free(st);
-	alive = unpin_policy(id, 5000);
+	alive = unpin_policy(id, 5000, &pinned);
 	if (alive)
 		pr_warn("policy %s: %d programs still alive after 5 s; their calls "
 			"will be refused\n", id, alive);
-	/* a freed program's perf event (its kprobe) goes a moment later */
-	for (int waited = 0; waited < 2000 && kprobes_in(funcs, nr_funcs) == 1;
-	     waited += 10) {
+	/* a freed program's perf event (its kprobe) goes a moment later; the
+	 * spans' programs have none (the module runs them, and drops them
+	 * when their constants are unloaded below) */
+	for (int waited = 0; pinned && waited < 2000 &&
+			     kprobes_in(funcs, nr_funcs) == 1; waited += 10) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);

@@ -7,17 +7,16 @@
 # 2. a program at the same probe point attached by a loader of its own
 #    (no attach cookie): refused, counted in refused_outside, the kernel
 #    keeps its value;
-# 3. a stale program (its link kept past xk unload) after the policy is
-#    loaded again (a new secret): refused as foreign, not as a repeat; the
-#    new load's value is in force;
+# 3. the module runs the spans' programs itself and holds them (no link,
+#    nothing pinned) until xk unload, which frees them; a new load runs its
+#    own with its value, nothing refused;
 # 4. a sleepable program calling the kfunc: refused at load, saying why.
 . "$(dirname "$0")/lib.sh"
 BPF=$XK_TOP/build/bpf
 PINS=/sys/fs/bpf/xkernel/blk_per_device
 FOREIGN=/sys/fs/bpf/xk-foreign
-STALE=/sys/fs/bpf/xk-stale
 cleanup() {
-	rm -rf $FOREIGN $STALE
+	rm -rf $FOREIGN
 	cleanup_xk
 	rmmod null_blk 2>/dev/null
 }
@@ -59,6 +58,7 @@ python3 tests/fixtures/policies/foreign_loader.py $BPF/foreign.bpf.o $FOREIGN ||
 n=$(unplugs)
 st=$($XK -j status)
 rm -rf $FOREIGN
+outside=$(field refused_outside)	# a count of the module's lifetime
 log "foreign program: $(field refused_outside) calls refused; unplugs $base -> $n"
 [ "$(field refused_outside)" -gt 0 ] || fail "foreign: no refusal counted"
 expect_eq "foreign: writes" "$(field writes)" 0
@@ -66,23 +66,30 @@ within "foreign: unplugs" "$n" "$base" 10
 dmesg | grep -q "not a program xk load attached" || fail "foreign: no refusal in the kernel log"
 $XK unload BLK_MAX_REQUEST_COUNT || fail "foreign: unload failed"
 
-# 3. a stale program: its link pinned elsewhere outlives the unload
+# 3. the module holds the spans' programs (no link, nothing pinned) and
+#    lets them go at unload; a new load runs its own, with its new value
+span_progs() { bpftool prog show -j | jq '[.[] | select(.type == "kprobe")] | length'; }
+before=$(span_progs)
 $XK load BLK_MAX_REQUEST_COUNT --policy $BPF/blk_per_device.bpf.o \
-	--param dev0=nullb0 --param value0=4 || fail "stale: first load failed"
-bpftool link pin pinned $PINS/BLK_MAX_REQUEST_COUNT_span0 $STALE || fail "stale: cannot pin the link"
-$XK unload BLK_MAX_REQUEST_COUNT 2>&1 | tee /tmp/stale.log || fail "stale: unload failed"
-grep -q "still alive" /tmp/stale.log || fail "stale: the program did not outlive the unload"
+	--param dev0=nullb0 --param value0=4 || fail "reload: first load failed"
+held=$(span_progs)
+pinned=$(find $PINS -mindepth 1 | wc -l)
+$XK unload BLK_MAX_REQUEST_COUNT || fail "reload: unload failed"
+after=$(span_progs)
+log "span programs: $before before the load, $held held by the module, $pinned links pinned, $after after the unload"
+expect_eq "reload: programs the module holds" "$held" $((before + 2))
+expect_eq "reload: links pinned" "$pinned" 0
+expect_eq "reload: programs left after the unload" "$after" "$before"
 $XK load BLK_MAX_REQUEST_COUNT --policy $BPF/blk_per_device.bpf.o \
-	--param dev0=nullb0 --param value0=128 || fail "stale: second load failed"
+	--param dev0=nullb0 --param value0=128 || fail "reload: second load failed"
 n=$(unplugs)
 st=$($XK -j status)
-rm -f $STALE
-$XK unload BLK_MAX_REQUEST_COUNT || fail "stale: unload failed"
-log "stale program (value 4) next to a new load (value 128): $(field refused_outside) stale calls refused, $(field refused) repeats, $(field writes) writes; unplugs $base -> $n"
-[ "$(field refused_outside)" -gt 0 ] || fail "stale: no refusal counted"
-expect_eq "stale: counted as a repeat instead" "$(field refused)" 0
-[ "$(field writes)" -gt 0 ] || fail "stale: the new load wrote nothing"
-[ $((n * 10)) -le $((base * 7)) ] || fail "stale: $n unplugs, want <= 0.7x $base (the value 128)"
+$XK unload BLK_MAX_REQUEST_COUNT || fail "reload: unload failed"
+log "loaded again with 128: $(($(field refused_outside) - outside)) calls refused, $(field refused) repeats, $(field writes) writes; unplugs $base -> $n"
+expect_eq "reload: refused calls (all so far)" "$(field refused_outside)" "$outside"
+expect_eq "reload: repeats" "$(field refused)" 0
+[ "$(field writes)" -gt 0 ] || fail "reload: the new load wrote nothing"
+[ $((n * 10)) -le $((base * 7)) ] || fail "reload: $n unplugs, want <= 0.7x $base (the value 128)"
 
 # 4. sleepable
 out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/sleepy.bpf.o 2>&1) && fail "a sleepable policy was loaded"

@@ -25,7 +25,7 @@ unplugs_both() {
 read -r b0 b1 <<< "$(unplugs_both)"
 $XK load BLK_MAX_REQUEST_COUNT --policy "$POLICY" --param dev0=nullb0 \
 	--param value0=4 --param dev1=nullb1 --param value1=128 || fail "policy load failed"
-[ -d $PINS ] || fail "links not pinned in $PINS"
+[ -d $PINS ] || fail "no policy directory $PINS"
 read -r p0 p1 <<< "$(unplugs_both)"
 $XK status
 st=$($XK -j status)

@@ -16,7 +16,7 @@ static void print_policy(const struct xk_ioc_status *st)
 		{ "choices", st->pol_sets }, { "clamped", st->pol_clamped },
 		{ "pinned", st->pol_pinned }, { "writes", st->pol_writes },
 		{ "refused", st->pol_refused }, { "exits", st->pol_exits },
-		{ "pins", st->pol_pins },
+		{ "pins", st->pol_pins }, { "missed", st->pol_missed },
 		{ "other_contexts", st->pol_other_contexts },
 		{ "refused_outside", st->refused_outside },
 	};
@@ -48,6 +48,9 @@ static void print_policy(const struct xk_ioc_status *st)
 		       (long long)st->contexts[i].value,
 		       (unsigned long long)st->contexts[i].hits,
 		       (unsigned long long)st->contexts[i].clamped);
+	if (st->pol_missed)
+		printf("    %llu hits ran no program (another BPF program was "
+		       "running on that CPU)\n", (unsigned long long)st->pol_missed);
 	if (st->pol_other_contexts)
 		printf("    %-16s (%llu choices)\n", "(others)",
 		       (unsigned long long)st->pol_other_contexts);

@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 4
+#define XK_ABI_VERSION 5
 
 /* limits: xk_rules.h */
 
@@ -154,6 +154,23 @@ struct xk_ioc_settle {
 	__u64 settle_ns;	/* out */
 };
 
+/*
+ * XK_IOC_POLICY_PROG: the loader hands the module the program of one span
+ * of a policy-driven constant it has just loaded. The module runs it from
+ * its own kprobe at the span's probe point, as the kernel runs a kprobe
+ * program (the same context, run context and recursion guard) but without
+ * a perf event or a BPF link in between, and holds it until the constant
+ * is unloaded. cookie: the handle xk_ioc_load gave | the span's index (the
+ * table's supported spans, in order); the program: a plain kprobe program,
+ * not sleepable.
+ */
+struct xk_ioc_policy_prog {
+	__u32 size;
+	__s32 prog_fd;
+	__u64 cookie;
+	char error[XK_ERROR_MAX];	/* out */
+};
+
 struct xk_ioc_unload {
 	__u32 size;
 	__u32 all;		/* every constant */
@@ -224,6 +241,8 @@ struct xk_ioc_status {
 	__u64 pol_refused;	/* calls refused at this constant's spans (a
 				 * second call in one hit) or faulted writes */
 	__u64 pol_exits;	/* pins released at safe-span exits */
+	__u64 pol_missed;	/* hits whose program did not run: another BPF
+				 * program was running on that CPU */
 	__u64 pol_other_contexts;	/* xk_choose calls past XK_MAX_CONTEXTS labels */
 	__u32 nr_contexts;
 	__u32 pol_pins;		/* threads holding a pinned value now */
@@ -326,5 +345,6 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 #define XK_IOC_STATUS _IOWR(XK_IOC_MAGIC, 0x04, struct xk_ioc_status)
 #define XK_IOC_SET_MANY _IOWR(XK_IOC_MAGIC, 0x05, struct xk_ioc_set_many)
 #define XK_IOC_SETTLE _IOWR(XK_IOC_MAGIC, 0x06, struct xk_ioc_settle)
+#define XK_IOC_POLICY_PROG _IOWR(XK_IOC_MAGIC, 0x07, struct xk_ioc_policy_prog)
 
 #endif
