@@ -114,6 +114,15 @@ if $XK help settle > /dev/null 2>&1; then
 	i_xks=$(per_req); f_xks=$(flushes)
 fi
 $XK -q unload BLK_MAX_REQUEST_COUNT > /dev/null
+# the same value chosen per device by an eBPF policy (make policies)
+policy=build/bpf/blk_per_device.bpf.o
+if [ -f $policy ]; then
+	$XK -q load BLK_MAX_REQUEST_COUNT --policy $policy --param dev0=nullb0 \
+		--param value0="$V" > /dev/null
+	sleep 1
+	i_xkp=$(per_req); f_xkp=$(flushes)
+	$XK -q unload BLK_MAX_REQUEST_COUNT > /dev/null
+fi
 f_after=$(flushes)
 
 # ---- load and transitions ----
@@ -185,6 +194,11 @@ if [ $settle = yes ]; then
 else
 	printf '  %-40s %10s %8s %10s\n' "xk, $V, settled" "n/a" "" "(no settle)"
 fi
+if [ -f $policy ]; then
+	printf '  %-40s %10d %7s%% %10d\n' "xk, $V, eBPF policy (per device)" "$i_xkp" "$(pct "$i_xkp")" "$f_xkp"
+else
+	printf '  %-40s %10s %8s %10s\n' "xk, $V, eBPF policy" "n/a" "" "(make policies)"
+fi
 printf '  %-40s %10s %8s %10d\n' "after both unloaded" "" "" "$f_after"
 echo
 echo "ratios (livepatch / xk):"
@@ -198,8 +212,12 @@ echo "  per-request overhead at 32: livepatch +$((i_lp_def - i_none)), xk +$((i_
 	"instructions: xk / livepatch = $(ratio $((i_xk_def - i_none)) $((i_lp_def - i_none)))x"
 echo "  per request at $V: xk immediate / livepatch = $(ratio "$i_xk" "$i_lp")x"
 [ $settle = no ] || echo "  per request at $V: xk settled / livepatch = $(ratio "$i_xks" "$i_lp")x"
+[ -f $policy ] && echo "  per request at $V over no patch: xk policy +$((i_xkp - i_none)) / xk immediate" \
+	"+$((i_xk - i_none)) = $(ratio $((i_xkp - i_none)) $((i_xk - i_none)))x"
 [ $settle = yes ] || f_xks=$f_xk
+[ -f $policy ] || f_xkp=$f_xk
 if [ "$f_lp" = "$f_xk" ] && [ "$f_lp" = "$f_xkg" ] && [ "$f_lp" = "$f_xks" ] &&
+   [ "$f_lp" = "$f_xkp" ] &&
    [ "$f_lp_def" = "$f_none" ] &&
    [ "$f_xk_def" = "$f_none" ] && [ "$f_after" = "$f_none" ]; then
 	echo "effect: agree ($f_lp plug flushes at $V under both; $f_none at 32)"

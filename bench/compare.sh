@@ -18,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 V=${1:-4} NXK=${2:-20} NLP=${3:-5}
 OUT=build/klp
+make -s policies > /dev/null	# the policy row (blk_per_device)
 mkdir -p $OUT
 # the table xk loads and klp-build reads, made by this build of xk
 build/xk -q gen BLK_MAX_REQUEST_COUNT -o $OUT/BLK_MAX_REQUEST_COUNT.scope > /dev/null

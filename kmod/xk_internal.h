@@ -178,6 +178,7 @@ struct xk_const {
 	/* global and per-task transitions (xk_transition.c) */
 	bool tracking_ready;		/* entry/exit probes registered (armed
 					 * only during a transition) */
+	struct delayed_work tracking_work;	/* registers them after load */
 	struct xk_tx *tx;		/* the transition under way, or NULL;
 					 * set and cleared under xk_lock */
 	int tx_idx;			/* this constant's index in tx */
@@ -223,7 +224,12 @@ extern atomic64_t xk_refused_outside;
 
 /* xk_main.c */
 int xk_refuse_locked_down(char *error);
-/* The entry and exit probes unregistered (xk_transition.c); under xk_lock. */
+/* The entry and exit probes registered in the background after a load,
+ * the work cancelled, and them unregistered (before a settle and at
+ * unload); xk_transition.c, under xk_lock. */
+void xk_tracking_work(struct work_struct *work);
+void xk_tracking_prepare(struct xk_const *c);
+void xk_tracking_cancel(struct xk_const *c);
 void xk_tracking_release(struct xk_const *c);
 /* Precomputes the spans' writes for value n (xk_probe.c); under xk_lock. */
 void xk_fast_prepare(struct xk_const *c, s64 n);

@@ -5,17 +5,20 @@
  *
  * A constant loaded with a policy (xk load --policy) keeps the module's
  * rewrite probes registered but disarmed: its state is written only by
- * xk_choose, called from the policy's kprobe programs at the same probe
- * points. What a program may do there is confined:
+ * xk_choose, called from the policy's kprobe programs, which the module
+ * runs from its own kprobes at the spans' probe points (hit_handler). What
+ * a program may do there is confined:
  *
  * - Binding. xk_policy_arm() gives the constant a slot in xk_slots and a
- *   random 40-bit secret; the loader attaches span i's program with the
- *   attach cookie secret | slot | i. xk_choose reads the cookie of the
- *   running program from its run context (current->bpf_ctx, set by
- *   bpf_prog_run_array from the link), never from the program: a program
- *   attached by another loader (no cookie), one of an earlier load of the
- *   policy (an old secret) or one at another address is refused and
- *   counted. The cookie also names the span: no search on the hot path.
+ *   random 40-bit secret; the loader hands the module span i's program
+ *   with the cookie secret | slot | i (xk_policy_set_prog), which the
+ *   module puts in the run context when it runs the program. xk_choose
+ *   reads the cookie of the running program from its run context
+ *   (current->bpf_ctx), never from the program: a program attached by
+ *   another loader (a perf kprobe: no cookie), a cookie of an earlier load
+ *   of the policy (an old secret) or a program at another address is
+ *   refused and counted. The cookie also names the span: no search on the
+ *   hot path. The module holds the programs until the constant goes.
  * - Program kinds. The kfunc set's filter (xk_kfunc_filter) admits plain
  *   kprobe programs only: never sleepable ones (uprobe.s runs under
  *   rcu_read_lock_trace() alone, which the grace period of an unload does
@@ -27,11 +30,10 @@
  *   twice. The module registers a kprobe of its own at each span's probe
  *   point (hit_handler) that clears this CPU's `called` flag; xk_choose
  *   refuses (and counts) a call when the flag is set and sets it otherwise.
- *   kprobes at one address are aggregated and all run on every hit, one
- *   after another, with no other kprobe (nor BPF program of this type)
- *   running on that CPU meanwhile; the clear therefore happens once per
- *   hit, before or after the programs (kprobes.c runs the newest first,
- *   so it is after), and either way each hit allows exactly one call.
+ *   The clear happens before the span's program runs, in the same handler;
+ *   kprobes at one address are aggregated and all run on every hit with
+ *   no other kprobe running on that CPU meanwhile, so a foreign program
+ *   aggregated there runs inside the same hit (and is refused anyway).
  * - Values. Bounded to the constant's [min, max] (clamped, counted); the
  *   state written is the scope table's for that value, computed here.
  * - Pins. Where spans nest, a thread's first value holds until it leaves
@@ -41,10 +43,10 @@
  *   interrupt or softirq that borrowed a thread is not that thread.
  *
  * Lifetimes: a BPF program runs xk_choose with preemption disabled inside
- * rcu_read_lock() (trace_call_bpf; sleepable programs are refused), so
- * xk_policy_release() clears the slot and waits for a grace period before
- * the constant goes; a program attached later, or one still attached after
- * an unload, finds the slot empty or another secret in it.
+ * rcu_read_lock() (run_program, or trace_call_bpf for a foreign one;
+ * sleepable programs are refused), so xk_policy_release() clears the slot
+ * and waits for a grace period before the constant goes; a program
+ * attached later finds the slot empty or another secret in it.
  */
 #define pr_fmt(fmt) "xkernel: " fmt
 

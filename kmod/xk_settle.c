@@ -429,6 +429,12 @@ int xk_settle(struct xk_const *c, char *error, u32 *nr_settled, u32 *nr_kept)
 	err = resolve_text_poke(error);
 	if (err)
 		return err;
+	/* the last transition's entry and exit probes (disarmed, kept for the
+	 * next one) would aggregate with the probe that guards an immediate
+	 * they share an address with, and keep that span probed */
+	xk_tracking_cancel(c);
+	if (c->tracking_ready)
+		xk_tracking_release(c);
 	spans = kcalloc(c->nr_spans, sizeof(*spans), GFP_KERNEL);
 	st = kcalloc(c->nr_spans, sizeof(*st), GFP_KERNEL);
 	rw = kcalloc(c->nr_spans, sizeof(*rw), GFP_KERNEL);

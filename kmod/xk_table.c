@@ -294,6 +294,7 @@ void xk_const_destroy(struct xk_const *c)
 	int i, n = 0;
 
 	xk_policy_release(c);	/* a policy's binding and probes first */
+	xk_tracking_cancel(c);
 	kps = kmalloc_array(c->nr_spans * (2 + XK_MAX_EXITS) + 1, sizeof(*kps),
 			    GFP_KERNEL);
 	if (!kps) {	/* no memory: one at a time, slower */
@@ -367,6 +368,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
+	INIT_DELAYED_WORK(&c->tracking_work, xk_tracking_work);
 	c->spans = kvcalloc(req->nr_spans, sizeof(*c->spans), GFP_KERNEL);
 	if (!c->spans) {
 		kfree(c);
@@ -455,6 +457,9 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			return err;
 		}
 	}
+	/* the probes of a first transition, registered before it is asked */
+	if (!c->policy[0])
+		xk_tracking_prepare(c);
 	return 0;
 
 err_destroy:

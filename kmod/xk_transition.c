@@ -44,6 +44,10 @@
 
 #include "xk_internal.h"
 
+/* the module's workqueue: frees retired transitions (tx_retire) and
+ * registers a loaded constant's entry and exit probes (xk_tracking_work) */
+static struct workqueue_struct *xk_wq;
+
 /* a scan that met an unreliable stack is retried after this, until the
  * transition's timeout */
 #define XK_SCAN_RETRY_MS 20
@@ -52,13 +56,31 @@
 #define XK_TRACK_MAX (1u << 20)
 
 /*
- * Unregisters a constant's entry and exit probes, one at a time: after a
- * failed registration, or at unload when xk_const_destroy() cannot make its
- * batch. When it returns no handler of theirs runs. Process context, under
- * xk_lock.
+ * Unregisters a constant's entry and exit probes: in one batch (one grace
+ * period), or one at a time when the batch cannot be allocated. After a
+ * failed registration, before a settle (xk_tracking_release), or at unload
+ * when xk_const_destroy() cannot make its own batch. When it returns no
+ * handler of theirs runs. Process context, under xk_lock.
  */
 static void unregister_tracking(struct xk_const *c)
 {
+	struct kprobe **kps = kmalloc_array(c->nr_spans * (1 + XK_MAX_EXITS),
+					    sizeof(*kps), GFP_KERNEL);
+	int n = 0;
+
+	for (int i = 0; i < c->nr_spans && kps; i++) {
+		struct xk_span *s = &c->spans[i];
+
+		for (int k = 0; k < s->nr_exit_registered; k++)
+			kps[n++] = &s->exit[k].kp;
+		s->nr_exit_registered = 0;
+		if (s->entry_registered)
+			kps[n++] = &s->entry;
+		s->entry_registered = false;
+	}
+	if (n)
+		unregister_kprobes(kps, n);
+	kfree(kps);
 	for (int i = 0; i < c->nr_spans; i++) {
 		struct xk_span *s = &c->spans[i];
 
@@ -133,11 +155,59 @@ fail:
 	return -EINVAL;
 }
 
-/* At unload, when the batch of xk_const_destroy() cannot be made. */
+/*
+ * The entry and exit probes go (the next transition registers them
+ * again): before a settle, whose probe at an immediate must be alone
+ * there, and at unload when the batch of xk_const_destroy() cannot be
+ * made. Process context, under xk_lock, no transition under way.
+ */
 void xk_tracking_release(struct xk_const *c)
 {
 	unregister_tracking(c);
 	c->tracking_ready = false;
+}
+
+/*
+ * The entry and exit probes of a constant just loaded, registered disarmed
+ * in the background (tracking_work on the module's workqueue), so that its
+ * first global or per-task transition does not pay for the registration:
+ * register_kprobe() scans the kernel's jump and static-call tables and
+ * prepares an (unused) optimized copy, ~50 ms of guest time per probe
+ * under TCG -icount. A transition that comes first registers them itself.
+ * The work only tries xk_lock (xk_tracking_cancel runs under it) and comes
+ * back a jiffy later when it is taken; it leaves a settled constant alone
+ * (a probe at a settled immediate is settle's to place).
+ */
+void xk_tracking_work(struct work_struct *work)
+{
+	struct xk_const *c = container_of(to_delayed_work(work), struct xk_const,
+					  tracking_work);
+	char error[XK_ERROR_MAX];
+
+	if (!mutex_trylock(&xk_lock)) {
+		queue_delayed_work(xk_wq, &c->tracking_work, 1);
+		return;
+	}
+	if (!c->tracking_ready && !c->tx && !c->settle_ref && !c->faulted &&
+	    !register_tracking_flags(c, KPROBE_FLAG_DISABLED, error))
+		c->tracking_ready = true;
+	mutex_unlock(&xk_lock);
+}
+
+/* After a load (not for a policy); under xk_lock. */
+void xk_tracking_prepare(struct xk_const *c)
+{
+	queue_delayed_work(xk_wq, &c->tracking_work, 0);
+}
+
+/*
+ * Before a settle and when the constant goes; under xk_lock. The work
+ * never waits for xk_lock, so it cannot be blocked on the caller; it may
+ * have queued itself again, which the cancel covers.
+ */
+void xk_tracking_cancel(struct xk_const *c)
+{
+	cancel_delayed_work_sync(&c->tracking_work);
 }
 
 /*
@@ -663,8 +733,6 @@ static void tx_free(struct xk_tx *tx)
 	kfree(tx);
 }
 
-static struct workqueue_struct *tx_free_wq;
-
 /* The free of a retired transition: a grace period after tx_retire(), in
  * process context (irq_work_sync may sleep). Pairs with tx_retire(). */
 static void tx_free_work(struct work_struct *work)
@@ -679,13 +747,13 @@ static void tx_free_work(struct work_struct *work)
 /*
  * A detached transition (tx_detach_all) is freed once every handler that
  * may have read it is done: after a grace period (the handlers run with
- * preemption off), then its irq_work synced, on tx_free_wq, which module
+ * preemption off), then its irq_work synced, on xk_wq, which module
  * exit drains (xk_transition_exit). Process context, under xk_lock.
  */
 static void tx_retire(struct xk_tx *tx)
 {
 	INIT_RCU_WORK(&tx->free_work, tx_free_work);
-	queue_rcu_work(tx_free_wq, &tx->free_work);
+	queue_rcu_work(xk_wq, &tx->free_work);
 }
 
 static void tx_teardown(struct xk_tx *tx)
@@ -694,11 +762,11 @@ static void tx_teardown(struct xk_tx *tx)
 	tx_retire(tx);
 }
 
-/* Module init: the workqueue of tx_retire(). */
+/* Module init: the workqueue (tx_retire, xk_tracking_work). */
 int xk_transition_init(void)
 {
-	tx_free_wq = alloc_workqueue("xkernel_tx", WQ_UNBOUND, 0);
-	return tx_free_wq ? 0 : -ENOMEM;
+	xk_wq = alloc_workqueue("xkernel", WQ_UNBOUND, 0);
+	return xk_wq ? 0 : -ENOMEM;
 }
 
 /*
@@ -709,7 +777,7 @@ int xk_transition_init(void)
 void xk_transition_exit(void)
 {
 	rcu_barrier();
-	destroy_workqueue(tx_free_wq);
+	destroy_workqueue(xk_wq);
 }
 
 int xk_transition_busy(struct xk_const *c, char *error)
