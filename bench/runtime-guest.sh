@@ -55,7 +55,7 @@ times)
 	stats "  verify (BTF, CO-RE, verifier)" < /tmp/pol_verify
 	stats "  tables into the module" < /tmp/pol_tables
 	stats "    of which the module's validation" < /tmp/pol_validate
-	stats "  attach (kprobes, links)" < /tmp/pol_attach
+	stats "  attach (programs to the module)" < /tmp/pol_attach
 	stats "  pin" < /tmp/pol_pin
 	stats "policy: xk unload, whole command" < /tmp/pol_unload
 	stats "  detach (programs and kprobes gone)" < /tmp/pol_detach
