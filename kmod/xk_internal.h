@@ -264,7 +264,7 @@ int xk_transition_many(struct xk_tx *tx, u32 mode, u32 timeout_ms, char *error,
 /* for the entry, exit and rewrite handlers (xk_probe.c) */
 bool xk_tx_lock(struct xk_tx *tx, unsigned long *flags);
 void xk_tx_unlock(struct xk_tx *tx, unsigned long flags);
-bool xk_tx_settle(struct xk_tx *tx);
+bool xk_tx_end_if_left(struct xk_tx *tx);
 int xk_tx_depth(struct xk_tx *tx, struct task_struct *t, struct pt_regs *regs);
 struct xk_tracked *xk_tx_find(struct xk_tx *tx, struct task_struct *t);
 struct xk_tracked *xk_tx_insert(struct xk_tx *tx, struct task_struct *t,

@@ -339,7 +339,7 @@ unlock:
 	return 0;
 untracked:
 	/* the thread runs uncounted: a global transition must not switch
-	 * (xk_tx_settle aborts it instead), a per-task one cannot roll back */
+	 * (xk_tx_end_if_left aborts it instead), a per-task one cannot roll back */
 	WRITE_ONCE(tx->nmi_missed, true);
 	return 0;
 }
@@ -352,7 +352,7 @@ untracked:
  * entry, never undercounts. A walk that cannot be trusted leaves the count
  * as it was (counted in tx->unreliable: the transition may then time out,
  * never switch early). The last thread out ends the transition
- * (xk_tx_settle) and wakes the waiter through the irq_work: no wake_up()
+ * (xk_tx_end_if_left) and wakes the waiter through the irq_work: no wake_up()
  * from probe context. Runs in the probed context with preemption off;
  * takes tx->lock, not while walking (only this thread changes its record).
  */
@@ -395,7 +395,7 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
 			tx->inside += delta;
 		if (!depth)
 			xk_tx_remove(tx, tr);
-		wake = xk_tx_settle(tx);
+		wake = xk_tx_end_if_left(tx);
 	}
 	xk_tx_unlock(tx, flags);
 	if (wake)

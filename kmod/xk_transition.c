@@ -565,7 +565,7 @@ static void tx_per_task_off(struct xk_tx *tx)
  * whether it ended (the caller wakes the waiter: irq_work). Under tx->lock,
  * from an exit probe or the waiter.
  */
-bool xk_tx_settle(struct xk_tx *tx)
+bool xk_tx_end_if_left(struct xk_tx *tx)
 {
 	switch (atomic_read(&tx->state)) {
 	case XK_TR_PENDING:
@@ -651,7 +651,7 @@ static int scan_stacks(void *data)
 		tx_switch(tx);
 	}
 	atomic_set(&tx->state, XK_TR_PENDING);
-	xk_tx_settle(tx);	/* nobody inside: done at once */
+	xk_tx_end_if_left(tx);	/* nobody inside: done at once */
 	return 0;
 }
 
@@ -919,7 +919,7 @@ static int tx_conclude(struct xk_tx *tx, int why, u32 timeout_ms, char *error)
 		for (int i = 0; i < tx->nr; i++)
 			WRITE_ONCE(tx->c[i]->value, tx->old[i]);
 		atomic_set(&tx->state, XK_TR_REVERTING);
-		xk_tx_settle(tx);	/* none took the new values: over */
+		xk_tx_end_if_left(tx);	/* none took the new values: over */
 	}
 	xk_tx_unlock(tx, flags);
 	if (state == XK_TR_DONE)
