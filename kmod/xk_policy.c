@@ -100,12 +100,13 @@ struct xk_policy_state {
 	struct kprobe **kps;
 	struct xk_pol_probe *probes;
 	struct xk_pol_probe **hit;	/* span i's probe at its probe point */
+	bool committed;			/* the programs run (XK_IOC_POLICY_PROG
+					 * with prog_fd -1); none is added after */
 };
 
-/* bpf_prog_active, the kernel's per-CPU guard against BPF programs that
- * nest (kprobe and tracepoint programs test it); not exported: found once
- * (xk_lookup_symbol) by the first XK_IOC_POLICY_PROG, under xk_lock */
-static int __percpu *prog_active;
+/* the run context of the program this CPU's hit_handler runs, NULL
+ * otherwise: xk_choose obeys only a call from it (bound_span) */
+static DEFINE_PER_CPU(struct bpf_run_ctx *, module_run_ctx);
 
 /* The policy-driven constants by slot; written under xk_lock, read (RCU) by
  * xk_choose and the task-exit probe. */
@@ -137,6 +138,11 @@ static struct xk_span *bound_span(const struct pt_regs *regs)
 
 	if (!rc) {
 		refuse_unbound(regs, 0, "not called from a kprobe program");
+		return NULL;
+	}
+	if (rc != this_cpu_read(module_run_ctx)) {
+		refuse_unbound(regs, 0, "not a program the module runs for a "
+			       "loaded policy (foreign: attached by another loader)");
 		return NULL;
 	}
 	run = container_of(rc, struct bpf_trace_run_ctx, run_ctx);
@@ -324,10 +330,12 @@ static bool release_pin(struct xk_const *c, struct task_struct *t)
 
 /*
  * Runs the span's program on the registers at its probe point as the
- * kernel runs a kprobe program (trace_call_bpf, bpf_prog_run_array): not
- * when another BPF program of that kind already runs on this CPU (counted
- * in the constant's missed), under rcu_read_lock(), with a trace run
- * context that carries the cookie xk_choose checks. Migration needs no
+ * kernel runs a raw tracepoint program (__bpf_trace_run): not when the same
+ * program already runs on this CPU (its own per-CPU guard, prog->active;
+ * counted in the constant's missed), under rcu_read_lock(), with a trace
+ * run context that carries the cookie, which this CPU's module_run_ctx
+ * names for xk_choose. The kernel's bpf_prog_active guard is not exported
+ * (and kallsyms_lookup_name is sealed where IBT is on). Migration needs no
  * guard: a kprobe handler runs with preemption off. Pairs with
  * xk_policy_set_prog(), which publishes p->prog after p->cookie.
  */
@@ -335,19 +343,22 @@ static void run_program(struct xk_pol_probe *p, struct bpf_prog *prog,
 			struct pt_regs *regs)
 {
 	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = p->cookie };
-	struct bpf_run_ctx *old;
+	struct bpf_run_ctx *old, *outer;
 
-	if (unlikely(__this_cpu_inc_return(*prog_active) != 1)) {
+	if (unlikely(this_cpu_inc_return(*prog->active) != 1)) {
 		this_cpu_inc(p->c->stats->missed);
 		goto out;
 	}
+	outer = this_cpu_read(module_run_ctx);
+	this_cpu_write(module_run_ctx, &run_ctx.run_ctx);
 	rcu_read_lock();
 	old = bpf_set_run_ctx(&run_ctx.run_ctx);
 	bpf_prog_run(prog, regs);
 	bpf_reset_run_ctx(old);
 	rcu_read_unlock();
+	this_cpu_write(module_run_ctx, outer);
 out:
-	__this_cpu_dec(*prog_active);
+	this_cpu_dec(*prog->active);
 }
 
 /*
@@ -360,9 +371,14 @@ out:
 static int hit_handler(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct xk_pol_probe *p = container_of(kp, struct xk_pol_probe, kp);
-	struct bpf_prog *prog = smp_load_acquire(&p->prog);
+	struct bpf_prog *prog;
 
 	this_cpu_write(p->c->stats->called, false);
+	/* the programs run once the loader committed them all: no hit
+	 * chooses while other spans still run the compiled-in value */
+	if (!smp_load_acquire(&p->c->pol->committed))
+		return 0;
+	prog = READ_ONCE(p->prog);
 	if (prog)
 		run_program(p, prog, regs);
 	return 0;
@@ -530,10 +546,13 @@ void xk_policy_release(struct xk_const *c)
 
 	if (!ps)
 		return;
-	if (ps->slot >= 0) {
+	/* the programs stop first (hit_handler reads committed under the
+	 * grace period below), so that none of the module's own calls meets
+	 * the empty slot and is counted as foreign */
+	WRITE_ONCE(ps->committed, false);
+	if (ps->slot >= 0)
 		RCU_INIT_POINTER(xk_slots[ps->slot], NULL);
-		synchronize_rcu();
-	}
+	synchronize_rcu();
 	if (ps->nr)
 		unregister_kprobes(ps->kps, ps->nr);
 	/* no hit handler runs any more: the programs may go */
@@ -552,11 +571,14 @@ void xk_policy_release(struct xk_const *c)
 
 /*
  * XK_IOC_POLICY_PROG: span idx of the constant whose handle the cookie
- * carries gets the program prog_fd names, run from then on by its hit
- * probe (run_program). Refused: a cookie of no loaded policy (unknown
- * slot, another secret, a span out of range), a span that has its program
- * already, anything but a plain kprobe program that cannot sleep. On
- * success the module holds a reference until the constant is unloaded
+ * carries gets the program prog_fd names, run by its hit probe
+ * (run_program) once committed; prog_fd -1 commits: the constant's
+ * programs run from then on, and none is added after. Refused: a cookie
+ * of no loaded policy (unknown slot, another secret, a span out of
+ * range), a span that has its program already, a committed policy, a
+ * locked-down kernel, anything but a plain kprobe program that cannot
+ * sleep and does not override a probed function's return. On success the
+ * module holds a reference until the constant is unloaded
  * (xk_policy_release). Process context, under xk_lock.
  */
 int xk_policy_set_prog(u64 cookie, int prog_fd, char *error)
@@ -566,7 +588,12 @@ int xk_policy_set_prog(u64 cookie, int prog_fd, char *error)
 	struct xk_pol_probe *p;
 	struct bpf_prog *prog;
 	struct xk_const *c;
+	const char *why;
+	int err;
 
+	err = xk_refuse_locked_down(error);
+	if (err)
+		return err;
 	c = slot < XK_POLICY_SLOTS ?
 	    rcu_dereference_protected(xk_slots[slot], lockdep_is_held(&xk_lock)) :
 	    NULL;
@@ -577,32 +604,36 @@ int xk_policy_set_prog(u64 cookie, int prog_fd, char *error)
 	if (idx >= c->nr_spans)
 		return xk_error(error, "%s: no span %u (it has %d)", c->name, idx,
 				c->nr_spans), -EINVAL;
+	if (c->pol->committed)
+		return xk_error(error, "%s: the policy's programs are committed; "
+				"none is added after", c->name), -EBUSY;
+	if (prog_fd == -1) {
+		/* after every program's publication: hit_handler acquires */
+		smp_store_release(&c->pol->committed, true);
+		return 0;
+	}
 	p = c->pol->hit[idx];
 	if (p->prog)
 		return xk_error(error, "%s: span %u has its program already",
 				c->name, idx), -EEXIST;
-	if (!prog_active) {
-		unsigned long addr = xk_lookup_symbol("bpf_prog_active", error);
-
-		if (!addr)
-			return -EOPNOTSUPP;
-		prog_active = (int __percpu *)addr;
-	}
 	prog = bpf_prog_get_type_dev(prog_fd, BPF_PROG_TYPE_KPROBE, false);
 	if (IS_ERR(prog))
 		return xk_error(error, "%s: span %u: fd %d is not a kprobe program "
 				"(%ld)", c->name, idx, prog_fd, PTR_ERR(prog)),
 		       PTR_ERR(prog);
-	if (prog->sleepable || prog->expected_attach_type) {
+	why = prog->sleepable ? "sleepable" :
+	      prog->expected_attach_type ? "of another attach type" :
+	      prog->kprobe_override ? "overriding returns (bpf_override_return)" :
+	      NULL;
+	if (why) {
+		/* the message before the put, which may free the program */
+		xk_error(error, "%s: span %u: program %s is %s, not a plain kprobe "
+			 "program", c->name, idx, prog->aux->name, why);
 		bpf_prog_put(prog);
-		return xk_error(error, "%s: span %u: program %s is %s, not a plain "
-				"kprobe program", c->name, idx, prog->aux->name,
-				prog->sleepable ? "sleepable" : "of another attach type"),
-		       -EINVAL;
+		return -EINVAL;
 	}
 	p->cookie = c->pol->cookie | idx;
-	/* the cookie before the program: hit_handler loads with acquire */
-	smp_store_release(&p->prog, prog);
+	p->prog = prog;
 	return 0;
 }
 

@@ -168,15 +168,59 @@ void xk_tracking_release(struct xk_const *c)
 }
 
 /*
+ * Whether a disarmed entry or exit probe at addr would be in another
+ * probe's way: one at a span's probe point (a rewrite or policy probe,
+ * which a probe with a post handler in its aggregate keeps from being
+ * optimized), or inside a settled span's bytes (kprobes would copy the
+ * settled instruction). Under xk_lock.
+ */
+static bool tracking_in_the_way(unsigned long addr)
+{
+	struct xk_const *o;
+
+	list_for_each_entry(o, &xk_consts, node) {
+		for (int i = 0; i < o->nr_spans; i++) {
+			const struct xk_span *t = &o->spans[i];
+
+			if (addr == t->probe_addr ||
+			    (t->settle == XK_SETTLE_DONE && addr >= t->start_addr &&
+			     addr < t->start_addr + t->desc.expect_len))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Whether any of c's entry and exit probes would be in another's way. */
+static bool tracking_conflicts(const struct xk_const *c)
+{
+	for (int i = 0; i < c->nr_spans; i++) {
+		const struct xk_span *s = &c->spans[i];
+
+		if (s->settle == XK_SETTLE_GONE)
+			continue;
+		if (tracking_in_the_way(s->start_addr))
+			return true;
+		for (u32 k = 0; k < s->desc.nr_exits; k++)
+			if (s->desc.exits[k] < s->desc.func_size &&
+			    tracking_in_the_way(s->func_addr + s->desc.exits[k]))
+				return true;
+	}
+	return false;
+}
+
+/*
  * The entry and exit probes of a constant just loaded, registered disarmed
  * in the background (tracking_work on the module's workqueue), so that its
  * first global or per-task transition does not pay for the registration:
  * register_kprobe() scans the kernel's jump and static-call tables and
  * prepares an (unused) optimized copy, ~50 ms of guest time per probe
- * under TCG -icount. A transition that comes first registers them itself.
- * The work only tries xk_lock (xk_tracking_cancel runs under it) and comes
- * back a jiffy later when it is taken; it leaves a settled constant alone
- * (a probe at a settled immediate is settle's to place).
+ * under TCG -icount. A transition that comes first registers them itself,
+ * and so does the first transition of a constant whose probes would be in
+ * another probe's way (tracking_conflicts): then only a user of global or
+ * per-task transitions pays for it, as before. The work only tries
+ * xk_lock (xk_tracking_cancel runs under it) and comes back a jiffy later
+ * when it is taken; it leaves a settled constant alone.
  */
 void xk_tracking_work(struct work_struct *work)
 {
@@ -189,6 +233,7 @@ void xk_tracking_work(struct work_struct *work)
 		return;
 	}
 	if (!c->tracking_ready && !c->tx && !c->settle_ref && !c->faulted &&
+	    !tracking_conflicts(c) &&
 	    !register_tracking_flags(c, KPROBE_FLAG_DISABLED, error))
 		c->tracking_ready = true;
 	mutex_unlock(&xk_lock);

@@ -16,6 +16,8 @@
  *                       module runs it from its own probe there, with that
  *                       cookie, the only calls of xk_choose it obeys; any
  *                       other program is attached as its section says
+ *   commit_programs()   each constant's programs start running, all at
+ *                       once (none runs while another span waits)
  *   pin_links()         those programs' links pinned under
  *                       /sys/fs/bpf/xkernel/<policy>/ so that they outlive
  *                       xk (the directory marks the policy loaded)
@@ -490,6 +492,27 @@ static int give_program(struct policy_load *p, const struct bpf_program *prog,
 	return 0;
 }
 
+/*
+ * The spans' programs start running, per constant, once all of them are
+ * in the module (no hit chooses while another span of the constant still
+ * waits for its program): prog_fd -1 commits.
+ */
+static int commit_programs(struct policy_load *p)
+{
+	for (int k = 0; k < p->nr_loaded; k++) {
+		struct xk_ioc_policy_prog req = { .size = sizeof(req),
+						  .prog_fd = -1,
+						  .cookie = p->cookies[k] };
+
+		if (ioctl(p->fd, XK_IOC_POLICY_PROG, &req))
+			return xk_err(-errno, "policy %s: the module refused to start "
+				      "its programs for %s: %s", p->id,
+				      p->tables[k].constant,
+				      req.error[0] ? req.error : strerror(errno));
+	}
+	return 0;
+}
+
 static int attach_programs(struct policy_load *p)
 {
 	struct bpf_program *prog;
@@ -671,6 +694,7 @@ static int xk_policy_load_impl(int fd, const char *obj_path, const struct xk_sco
 	err = err ?: load_tables(&p);
 	lap(&t, &res->tables_s);
 	err = err ?: attach_programs(&p);
+	err = err ?: commit_programs(&p);
 	lap(&t, &res->attach_s);
 	err = err ?: pin_links(&p);
 	lap(&t, &res->pin_s);

@@ -63,7 +63,7 @@ log "foreign program: $(field refused_outside) calls refused; unplugs $base -> $
 [ "$(field refused_outside)" -gt 0 ] || fail "foreign: no refusal counted"
 expect_eq "foreign: writes" "$(field writes)" 0
 within "foreign: unplugs" "$n" "$base" 10
-dmesg | grep -q "not a program xk load attached" || fail "foreign: no refusal in the kernel log"
+dmesg | grep -q "not a program the module runs" || fail "foreign: no refusal in the kernel log"
 $XK unload BLK_MAX_REQUEST_COUNT || fail "foreign: unload failed"
 
 # 3. the module holds the spans' programs (no link, nothing pinned) and

@@ -162,7 +162,10 @@ struct xk_ioc_settle {
  * a perf event or a BPF link in between, and holds it until the constant
  * is unloaded. cookie: the handle xk_ioc_load gave | the span's index (the
  * table's supported spans, in order); the program: a plain kprobe program,
- * not sleepable.
+ * not sleepable, not overriding returns. prog_fd -1 commits: the
+ * constant's programs run from then on (none before: no span chooses while
+ * another still waits for its program), and no program is added after.
+ * Refused under lockdown, like every write of kernel state.
  */
 struct xk_ioc_policy_prog {
 	__u32 size;
