@@ -205,6 +205,8 @@ void xk_const_destroy(struct xk_const *c);
 
 /* xk_probe.c */
 int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs);
+void xk_rewrite_post(struct kprobe *p, struct pt_regs *regs,
+		     unsigned long flags);
 int xk_entry_handler(struct kprobe *p, struct pt_regs *regs);
 int xk_exit_handler(struct kprobe *p, struct pt_regs *regs);
 void xk_regs_to_array(const struct pt_regs *r, u64 *a);

@@ -271,6 +271,23 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * The rewrite of a span probed on its last instruction (desc.post_len: its
+ * probe point is a branch target): kprobes calls it once that instruction
+ * has run, regs->ip at the next one. The state there is the probe point's
+ * only when it fell through to it (an exception's fixup, or a branch,
+ * leaves elsewhere: nothing to rewrite). Same context as
+ * xk_rewrite_handler (kprobe, preemption and interrupts off).
+ */
+void xk_rewrite_post(struct kprobe *p, struct pt_regs *regs,
+		     unsigned long flags)
+{
+	struct xk_span *s = container_of(p, struct xk_span, rewrite);
+
+	if (regs->ip == s->probe_addr + s->desc.post_len)
+		xk_rewrite_handler(p, regs);
+}
+
 /* Whether a transition counts threads now (else the handlers do nothing). */
 static struct xk_tx *counting(struct xk_const *c)
 {

@@ -536,7 +536,10 @@ static void rewrite_probe_reset(struct xk_span *s)
 {
 	memset(&s->rewrite, 0, sizeof(s->rewrite));
 	s->rewrite.addr = (kprobe_opcode_t *)s->probe_addr;
-	s->rewrite.pre_handler = xk_rewrite_handler;
+	if (s->desc.post_len)	/* never settled (no immediates); for safety */
+		s->rewrite.post_handler = xk_rewrite_post;
+	else
+		s->rewrite.pre_handler = xk_rewrite_handler;
 }
 
 /*

@@ -150,6 +150,9 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 {
 	const struct xk_ioc_span *d = &s->desc;
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
+	/* where the rewrite probe sits: the probe point, or the span's last
+	 * instruction (post_len: xk_rule_check_post kept it inside the span) */
+	u64 at = d->probe - d->post_len;
 	u8 live[XK_MAX_EXPECT];
 	unsigned long off, size;
 	int err;
@@ -157,33 +160,42 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 
 	memset(&s->rewrite, 0, sizeof(s->rewrite));
 	if (func_addr) {
-		s->rewrite.addr = (kprobe_opcode_t *)(func_addr + d->probe);
+		s->rewrite.addr = (kprobe_opcode_t *)(func_addr + at);
 	} else {
 		s->rewrite.symbol_name = d->func;
-		s->rewrite.offset = d->probe;
+		s->rewrite.offset = at;
 	}
-	s->rewrite.pre_handler = xk_rewrite_handler;
+	if (d->post_len)
+		s->rewrite.post_handler = xk_rewrite_post;
+	else
+		s->rewrite.pre_handler = xk_rewrite_handler;
 	s->rewrite.flags = KPROBE_FLAG_DISABLED;
 	err = register_kprobe(&s->rewrite);
 	if (err && strchr(d->func, ':'))
 		return xk_error(error, "span %d: cannot probe %s+%#llx (%d): is "
-				"module %.*s loaded?", idx, d->func, d->probe, err,
+				"module %.*s loaded?", idx, d->func, at, err,
 				(int)(strchr(d->func, ':') - d->func), d->func), err;
 	if (err)
 		return xk_error(error, "span %d: cannot probe %s+%#llx (%d): no such "
 				"function, or not an instruction boundary", idx,
-				d->func, d->probe, err), err;
+				d->func, at, err), err;
 	s->rewrite_registered = true;
 	sprint_symbol(sym, (unsigned long)s->rewrite.addr);
 	/* kallsyms sizes run to the next symbol: alignment padding included */
 	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &off, &size) != 3 ||
-	    !same_symbol(d->func, name, sym) || off != d->probe ||
+	    !same_symbol(d->func, name, sym) || off != at ||
 	    size < d->func_size || size >= d->func_size + 64)
 		return xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
 				"expects a %llu-byte function (another build?)", idx,
-				d->func, d->probe, sym, d->func_size), -ESTALE;
+				d->func, at, sym, d->func_size), -ESTALE;
+	/* kprobes decoded the instruction it copied: it must end exactly at
+	 * the probe point, or the post handler would rewrite elsewhere */
+	if (d->post_len && s->rewrite.ainsn.size != d->post_len)
+		return xk_error(error, "span %d: the instruction at %s+%#llx is %u "
+				"bytes long where the table says %u", idx, d->func,
+				at, s->rewrite.ainsn.size, d->post_len), -ESTALE;
 	s->probe_addr = (unsigned long)s->rewrite.addr;
-	s->start_addr = s->probe_addr - (d->probe - d->start);
+	s->start_addr = s->probe_addr - (at - d->start);
 	s->func_addr = s->start_addr - d->start;
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
@@ -197,16 +209,17 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	 * from there. A rip-relative operand is adjusted in the copy, so its
 	 * bytes then differ (refused, never accepted wrongly).
 	 */
-	p = d->probe - d->start;
+	p = at - d->start;
 	if ((live[p] == 0xe9 || live[p] == INT3_INSN_OPCODE) &&
 	    d->expect[p] != live[p]) {
 		const void *copy = s->rewrite.ainsn.insn;
+		u32 len = d->post_len ?: d->expect_len - p;
 
-		if (!copy || s->rewrite.ainsn.size != d->expect_len - p ||
-		    copy_from_kernel_nofault(live + p, copy, d->expect_len - p))
+		if (!copy || s->rewrite.ainsn.size != len ||
+		    copy_from_kernel_nofault(live + p, copy, len))
 			return xk_error(error, "span %d: %s+%#llx: another kprobe owns "
 					"the probed instruction", idx, d->func,
-					d->probe), -EBUSY;
+					at), -EBUSY;
 	}
 	for (i = 0; i < d->expect_len; i++) {
 		if ((live[i] & d->expect_mask[i]) == (d->expect[i] & d->expect_mask[i]))
@@ -407,8 +420,16 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		if (err)
 			goto err_destroy;
 	}
-	/* a policy's kfuncs run the programs on the registers alone */
+	/* a policy's kfuncs run the programs on the registers alone, at the
+	 * probe point itself */
 	for (i = 0; i < c->nr_spans && c->policy[0]; i++) {
+		if (c->spans[i].desc.post_len) {
+			xk_error(req->error, "span %d: its probe point is a branch target "
+				 "(the module rewrites after the span's last "
+				 "instruction), which policies do not support", i);
+			err = -EOPNOTSUPP;
+			goto err_destroy;
+		}
 		if (c->spans[i].desc.nr_mem_in) {
 			xk_error(req->error, "span %d: its programs read memory, which "
 				 "policies do not support yet", i);

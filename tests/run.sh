@@ -40,7 +40,7 @@ suite cli tests/cli/run.sh
 prepare_tables() {
 	local c
 	for c in BLK_MAX_REQUEST_COUNT SHRINK_BATCH HYSTART_DELAY_MIN HYSTART_DELAY_MAX \
-		 TCP_FASTRETRANS_THRESH CYCLE_LEN BLK_PLUG_FLUSH_SIZE; do
+		 TCP_FASTRETRANS_THRESH CYCLE_LEN BLK_PLUG_FLUSH_SIZE IORING_MAX_ENTRIES; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD G_VAR G_PT G_REC G_DUP; do

@@ -73,6 +73,11 @@ struct xk_scope_span {
 		int64_t disp;
 		int width;
 	} mem_in[XK_MAX_MEM_INPUTS];
+	/* 0, or the length of the span's last instruction, on which the
+	 * rewrite probe sits because the probe point is a branch target (the
+	 * module rewrites after that instruction runs; never optimized, never
+	 * settled, no policy) */
+	uint32_t post_len;
 	int nr_exits;
 	uint64_t exits[XK_MAX_EXITS];	/* safe span ends here */
 	int nr_ranges;

@@ -14,6 +14,8 @@
  *   locate_imms()        where those immediates lie (for settling)
  *   check_variant()      the fitted program against a third build, by value
  *   place_probe()        probe point, expected bytes, jump-optimizable?
+ *                        (place_post(): the span's last instruction, when
+ *                        the probe point is a branch target)
  *   slice_forward()      the safe span: every instruction that consumes the
  *                        derived value, and where it ends or escapes
  */
@@ -587,9 +589,38 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 }
 
 /*
- * The probe point is the instruction after the span: not a branch target
- * (it would then fire on paths that did not run the span).
+ * The probe point is the instruction after the span. When it is also a
+ * branch target, a probe there would fire on paths that did not run the
+ * span: the rewrite probe then sits on the span's last instruction and
+ * rewrites after it (post_len: a kprobe post handler), which needs that
+ * instruction to fall through (no branch, call or return) and every path
+ * through it to have run the whole span (no branch target after the
+ * span's first instruction).
  */
+static int place_post(struct func_ctx *c, const struct span_work *w,
+		      struct xk_scope_span *sp)
+{
+	const struct xk_insn *last = &c->base.insn[w->end];
+
+	if (last->is_branch || last->is_call || last->is_ret) {
+		span_refuse(sp, "the probe point +0x%lx is also a branch target and "
+			    "the span ends in a branch", (unsigned long)
+			    c->base.insn[w->end + 1].off);
+		return -ENOTSUP;
+	}
+	for (size_t i = w->start + 1; i <= w->end; i++) {
+		if (c->target[i]) {
+			span_refuse(sp, "the probe point +0x%lx and +0x%lx inside the "
+				    "span are branch targets", (unsigned long)
+				    c->base.insn[w->end + 1].off,
+				    (unsigned long)c->base.insn[i].off);
+			return -ENOTSUP;
+		}
+	}
+	sp->post_len = last->len;
+	return 0;
+}
+
 static int place_probe(struct func_ctx *c, struct span_work *w,
 		       struct xk_scope_span *sp)
 {
@@ -601,11 +632,9 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 		span_refuse(sp, "the span ends the function");
 		return -ENOTSUP;
 	}
-	if (c->target[p]) {
-		span_refuse(sp, "the probe point +0x%lx is also a branch target",
-			 (unsigned long)c->base.insn[p].off);
+	sp->post_len = 0;
+	if (c->target[p] && place_post(c, w, sp))
 		return -ENOTSUP;
-	}
 	pi = &c->base.insn[p];
 	sp->start = c->base.insn[w->start].off;
 	sp->probe = pi->off;
@@ -648,6 +677,8 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 	if (i == c->base.nr && c->base.insn[c->base.nr - 1].off +
 				       c->base.insn[c->base.nr - 1].len < win_end)
 		sp->optimizable = false;
+	if (sp->post_len)
+		sp->optimizable = false;	/* a post handler is never jumped to */
 	return 0;
 }
 
@@ -665,6 +696,8 @@ static int locate_imms(const struct func_ctx *c, const struct span_work *w,
 	int nr = 0;
 
 	sp->nr_imms = 0;
+	if (sp->post_len)
+		return 0;	/* settle guards and rewrites at the probe point */
 	for (size_t i = w->start; i <= w->end; i++) {
 		bool param = false;
 

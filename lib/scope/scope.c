@@ -94,6 +94,8 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	}
 	fputc('\n', f);
 	fprintf(f, "optimizable %s\n", s->optimizable ? "yes" : "no");
+	if (s->post_len)
+		fprintf(f, "post %u\n", s->post_len);
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
 			(long long)s->fit[k][1]);
@@ -249,6 +251,7 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	memcpy(d->exits, s->exits, sizeof(d->exits));
 	d->nr_ranges = s->nr_ranges;
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
+	d->post_len = s->post_len;
 	d->nr_mem_in = s->nr_mem_in;
 	for (int k = 0; k < s->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
 		d->mem_in[k].base = s->mem_in[k].base;
@@ -478,6 +481,14 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->fit[k][0] = a;
 			s->fit[k][1] = b;
 			s->nr_params++;
+		} else if (!strncmp(r->cur, "post ", 5)) {
+			unsigned int len;
+
+			if (sscanf(r->cur + 5, "%u", &len) != 1 || !len || len > 15 ||
+			    len > s->probe - s->start)
+				return bad(r, "post LEN (the span's last instruction, "
+					   "1 to 15 bytes)");
+			s->post_len = len;
 		} else if (!strncmp(r->cur, "input ", 6)) {
 			struct xk_scope_mem_in *m = &s->mem_in[s->nr_mem_in];
 			char reg[16];

@@ -193,6 +193,36 @@ static int plug_flush_reads_memory(void)
 	return 0;
 }
 
+/*
+ * io_uring_setup's clamp, `entries = IORING_MAX_ENTRIES` (mov $N,%ebx at
+ * +0x8f), joins the unclamped path at +0x94: the rewrite probe sits on the
+ * mov itself (post_len 5), never optimized, never settled, and the table
+ * passes the module's rules; the other spans keep their probe points.
+ */
+static int io_uring_clamp_is_probed_on_its_instruction(void)
+{
+	struct xk_scope t;
+	int post = 0;
+
+	CHECK(gen(STOCK, "IORING_MAX_ENTRIES", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		CHECK(s->cls != XK_SPAN_UNSUPPORTED);
+		if (!s->post_len)
+			continue;
+		post++;
+		CHECK(!strcmp(s->func, "io_uring_setup"));
+		CHECK(s->start == 0x8f && s->probe == 0x94 && s->post_len == 5);
+		CHECK(s->expect[0] == 0xbb);	/* mov $imm32, %ebx */
+		CHECK(!s->optimizable && s->nr_imms == 0);
+		CHECK(s->nr_params == 1 && s->fit[0][0] == 1 && s->fit[0][1] == 0);
+	}
+	CHECK(post == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
 /* the BLK span where 32 -> 64 changes the instruction: checked by value */
 static int blk_span_is_the_sbb_sequence(void)
 {
@@ -389,7 +419,7 @@ int main(void)
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
 		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
-		T(plug_flush_reads_memory),
+		T(plug_flush_reads_memory), T(io_uring_clamp_is_probed_on_its_instruction),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),

@@ -199,6 +199,10 @@ static void print_span(const struct xk_build_result *b, int i,
 	}
 	printf(", probe +0x%llx (%s)\n", (unsigned long long)s->probe,
 	       s->optimizable ? "jump-optimizable" : "int3");
+	if (s->post_len)
+		printf("    the probe point is a branch target: rewritten after the "
+		       "span's last instruction, +0x%llx\n",
+		       (unsigned long long)(s->probe - s->post_len));
 	for (int k = 0; k < s->nr_params; k++)
 		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
 		       (long long)s->fit[k][1]);
@@ -232,6 +236,7 @@ static void json_span(const struct xk_scope_span *s)
 	}
 	json_int(jw, "probe", s->probe);
 	json_bool(jw, "optimizable", s->optimizable);
+	json_int(jw, "post_len", s->post_len);
 	json_begin_array(jw, "fit");
 	for (int p = 0; p < s->nr_params; p++) {
 		json_begin_array(jw, NULL);

@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 5
+#define XK_ABI_VERSION 6
 
 /* limits: xk_rules.h */
 
@@ -84,6 +84,16 @@ struct xk_ioc_span {
 		__u32 width;	/* bits read, zero-extended */
 		__s64 disp;
 	} mem_in[XK_MAX_MEM_INPUTS];
+	/*
+	 * 0, or the length of the span's last instruction, on which the
+	 * rewrite probe then sits instead of the probe point (a branch target,
+	 * where a probe would also fire on paths that did not run the span):
+	 * the module rewrites after that instruction has run (a post handler),
+	 * when it falls through to the probe point. Such a span is never
+	 * settled and never driven by a policy.
+	 */
+	__u32 post_len;
+	__u32 pad6;
 };
 
 struct xk_ioc_version {
@@ -291,6 +301,9 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 	}
 	if (d->nr_imms > XK_MAX_PARAMS)
 		return "more settleable immediates than the limit";
+	why = xk_rule_check_post(d->post_len, d->start, d->probe, d->nr_imms);
+	if (why)
+		return why;
 	for (i = 0; i < d->nr_imms; i++) {
 		const struct xk_ioc_imm *m = &d->imms[i];
 

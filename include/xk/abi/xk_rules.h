@@ -325,6 +325,26 @@ static inline const char *xk_rule_check_range(__u64 from, __u64 to,
 }
 
 /*
+ * A span probed on its last instruction (post_len bytes before the probe
+ * point, which is a branch target): that instruction lies inside the span
+ * and is at most an x86 instruction long, and the span has no settleable
+ * immediates (settle guards and rewrites at the probe point). The module
+ * checks the boundary itself: kprobes decodes the instruction there.
+ */
+static inline const char *xk_rule_check_post(__u32 post_len, __u64 start,
+					     __u64 probe, __u32 nr_imms)
+{
+	if (!post_len)
+		return 0;
+	if (post_len > 15 || probe - start < post_len)
+		return "the probed last instruction lies outside the span";
+	if (nr_imms)
+		return "a span probed on its last instruction has settleable "
+		       "immediates";
+	return 0;
+}
+
+/*
  * A memory input of the update programs: [base + disp] read at the probe
  * point, width bits (zero-extended); base a general register, |disp| at
  * most XK_MAX_LOAD_DISP. The runtime reads it fault-tolerantly.
