@@ -239,7 +239,6 @@ void xk_fast_prepare(struct xk_const *c, s64 n);
 bool xk_fast_possible(const struct xk_span *s);
 
 /* xk_settle.c: all under xk_lock */
-unsigned long xk_lookup_symbol(const char *name, char *error);
 int xk_settle(struct xk_const *c, char *error, u32 *nr_settled, u32 *nr_kept);
 int xk_settle_undo(struct xk_const *c, char *error);
 int xk_settle_init(void);

@@ -472,6 +472,22 @@ static int span_cookie(struct policy_load *p, const struct bpf_program *prog,
 }
 
 /*
+ * XK_IOC_POLICY_PROG, the one request for both steps below: a span's
+ * program (prog_fd) or the commit (-1); what names it in the error.
+ */
+static int policy_prog(struct policy_load *p, unsigned long long cookie,
+		       int prog_fd, const char *what)
+{
+	struct xk_ioc_policy_prog req = { .size = sizeof(req),
+					  .prog_fd = prog_fd, .cookie = cookie };
+
+	if (ioctl(p->fd, XK_IOC_POLICY_PROG, &req))
+		return xk_err(-errno, "policy %s: the module refused %s: %s", p->id,
+			      what, req.error[0] ? req.error : strerror(errno));
+	return 0;
+}
+
+/*
  * A span's program goes to the module, which runs it from its own kprobe
  * at the span's probe point (XK_IOC_POLICY_PROG) and holds it until the
  * constant is unloaded: no perf event and no link between the probe and
@@ -480,16 +496,11 @@ static int span_cookie(struct policy_load *p, const struct bpf_program *prog,
 static int give_program(struct policy_load *p, const struct bpf_program *prog,
 			unsigned long long cookie)
 {
-	struct xk_ioc_policy_prog req = { .size = sizeof(req),
-					  .prog_fd = bpf_program__fd(prog),
-					  .cookie = cookie };
+	char what[XK_NAME_MAX + 160];
 
-	if (ioctl(p->fd, XK_IOC_POLICY_PROG, &req))
-		return xk_err(-errno, "policy %s: the module refused program %s "
-			      "(%s): %s", p->id, bpf_program__name(prog),
-			      bpf_program__section_name(prog),
-			      req.error[0] ? req.error : strerror(errno));
-	return 0;
+	snprintf(what, sizeof(what), "program %s (%s)", bpf_program__name(prog),
+		 bpf_program__section_name(prog));
+	return policy_prog(p, cookie, bpf_program__fd(prog), what);
 }
 
 /*
@@ -499,18 +510,16 @@ static int give_program(struct policy_load *p, const struct bpf_program *prog,
  */
 static int commit_programs(struct policy_load *p)
 {
-	for (int k = 0; k < p->nr_loaded; k++) {
-		struct xk_ioc_policy_prog req = { .size = sizeof(req),
-						  .prog_fd = -1,
-						  .cookie = p->cookies[k] };
+	int err = 0;
 
-		if (ioctl(p->fd, XK_IOC_POLICY_PROG, &req))
-			return xk_err(-errno, "policy %s: the module refused to start "
-				      "its programs for %s: %s", p->id,
-				      p->tables[k].constant,
-				      req.error[0] ? req.error : strerror(errno));
+	for (int k = 0; k < p->nr_loaded && !err; k++) {
+		char what[XK_NAME_MAX + 64];
+
+		snprintf(what, sizeof(what), "to start its programs for %s",
+			 p->tables[k].constant);
+		err = policy_prog(p, p->cookies[k], -1, what);
 	}
-	return 0;
+	return err;
 }
 
 static int attach_programs(struct policy_load *p)
