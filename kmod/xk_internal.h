@@ -61,6 +61,8 @@ struct xk_span {
 	bool rewrite_registered, entry_registered;
 	int nr_exit_registered;
 	u32 settle;			/* enum xk_settle_state (xk_settle.c) */
+	u32 nr_points;			/* per-value: points of desc published
+					 * (xk_span_params, xk_table_add_point) */
 };
 
 enum xk_transition_state {
@@ -201,6 +203,9 @@ extern struct list_head xk_consts;
 int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspans);
 int xk_table_unload(const char *name, bool all, char *error, u32 *nr);
 struct xk_const *xk_find_const(const char *name);
+int xk_value_prepared(const struct xk_const *c, s64 n, char *error);
+int xk_table_add_point(struct xk_ioc_point *req);
+const s64 *xk_span_params(const struct xk_span *s, s64 n);
 void xk_const_destroy(struct xk_const *c);
 
 /* xk_probe.c */

@@ -237,6 +237,18 @@ static long ioctl_policy_prog(void __user *uarg)
 	return locked_request(uarg, &req, sizeof(req), req.error, run_policy_prog);
 }
 
+static int run_point(void *r)
+{
+	return xk_table_add_point(r);
+}
+
+static long ioctl_point(void __user *uarg)
+{
+	struct xk_ioc_point req;
+
+	return locked_request(uarg, &req, sizeof(req), req.error, run_point);
+}
+
 static long ioctl_settle(void __user *uarg)
 {
 	struct xk_ioc_settle req;
@@ -384,6 +396,8 @@ static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ioctl_settle(uarg);
 	case XK_IOC_POLICY_PROG:
 		return ioctl_policy_prog(uarg);
+	case XK_IOC_POINT:
+		return ioctl_point(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -130,6 +130,23 @@ static void write_faulted(struct xk_span *s, unsigned long addr)
 }
 
 /*
+ * A per-value span's parameters at value n: the point of n, or NULL (an
+ * affine span, or no point for n). Runs in the rewrite handler (any
+ * context) and under xk_lock; pairs with xk_table_add_point(), which fills
+ * a point before it publishes the count (release/acquire). Points are
+ * never changed or removed while the constant is loaded.
+ */
+const s64 *xk_span_params(const struct xk_span *s, s64 n)
+{
+	u32 nr = smp_load_acquire(&s->nr_points);
+
+	for (u32 j = 0; j < nr && j < XK_MAX_POINTS; j++)
+		if (s->desc.points[j].n == n)
+			return s->desc.points[j].p;
+	return NULL;
+}
+
+/*
  * Writes a span's locations: out[i] for location i; in holds the registers
  * as they were at the probe point (memory bases). Runs in the probed context
  * (the rewrite handler, or xk_write_kernel in a policy's program). Memory
@@ -195,6 +212,7 @@ int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 static noinline void rewrite_general(struct xk_span *s, struct pt_regs *regs,
 				     s64 n)
 {
+	const s64 *pv = xk_span_params(s, n);
 	u64 in[XK_NR_INPUTS] = { 0 }, out[XK_MAX_LOCS];
 	unsigned long bad;
 	u32 i;
@@ -206,9 +224,15 @@ static noinline void rewrite_general(struct xk_span *s, struct pt_regs *regs,
 		write_faulted(s, bad);
 		return;
 	}
+	/* a per-value span: its parameters at n (a value with no point never
+	 * gets in force; should one, the constant is disarmed, not guessed) */
+	if (s->desc.nr_points && !pv) {
+		write_faulted(s, (unsigned long)n);
+		return;
+	}
 	/* compute all first: a location may be another's input */
 	for (i = 0; i < s->desc.nr_locs; i++)
-		out[i] = xk_expr_eval(&s->desc.locs[i].expr, in, n);
+		out[i] = xk_expr_eval_pv(&s->desc.locs[i].expr, in, n, pv);
 	if (!xk_write_locations(s, regs, in, out))
 		atomic64_inc(&s->hits);
 }
@@ -459,7 +483,12 @@ void xk_fast_prepare(struct xk_const *c, s64 n)
 		old = rcu_dereference_protected(s->fast, 1);
 		if (old && old->n == n)
 			continue;
-		f = kzalloc(sizeof(*f), GFP_KERNEL);
+		/* a per-value span without a point for n: the general path
+		 * (which then disarms; xk_value_prepared refused such an n) */
+		if (s->desc.nr_points && !xk_span_params(s, n))
+			f = NULL;
+		else
+			f = kzalloc(sizeof(*f), GFP_KERNEL);
 		if (f) {
 			f->n = n;
 			f->nr = s->desc.nr_locs;
@@ -467,7 +496,8 @@ void xk_fast_prepare(struct xk_const *c, s64 n)
 				const struct xk_ioc_loc *loc = &s->desc.locs[l];
 				unsigned long mask = loc->kind == XK_LOC_FLAGS ?
 						     XK_EFLAGS_ARITH : xk_mask(loc->width);
-				u64 out = xk_expr_eval(&loc->expr, no_regs, n);
+				u64 out = xk_expr_eval_pv(&loc->expr, no_regs, n,
+							  xk_span_params(s, n));
 
 				f->w[l].off = loc->kind == XK_LOC_FLAGS ?
 					      offsetof(struct pt_regs, flags) :

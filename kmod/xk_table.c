@@ -19,6 +19,107 @@
 
 LIST_HEAD(xk_consts);
 
+/*
+ * Whether value n may be put in force for c: every per-value span has a
+ * point for it (the compiled-in value always has). Runs under xk_lock
+ * (xk_transition_many, before anything changes).
+ */
+int xk_value_prepared(const struct xk_const *c, s64 n, char *error)
+{
+	for (int i = 0; i < c->nr_spans; i++) {
+		const struct xk_span *s = &c->spans[i];
+
+		if (n != c->def && s->desc.nr_points && !xk_span_params(s, n))
+			return xk_error(error, "%s: span %d (%s+%#llx) has no code for "
+					"value %lld yet: its parameters come from a "
+					"build with the value (xk set builds it; xk "
+					"gen --prepare %lld ahead of time)", c->name,
+					i, s->desc.func, s->desc.probe, n, n),
+			       -ENOKEY;
+	}
+	return 0;
+}
+
+/*
+ * XK_IOC_POINT: value req->value's parameters for every per-value span of
+ * a loaded constant, all or none. Runs in process context under xk_lock,
+ * while the handlers may run: a point is filled in a slot past the
+ * published count, then the count is raised (release; xk_span_params
+ * acquires it). Points are never changed or removed before unload, so a
+ * handler never sees one half-written.
+ */
+int xk_table_add_point(struct xk_ioc_point *req)
+{
+	s64 (*rows)[XK_MAX_PARAMS] = NULL;
+	struct xk_const *c;
+	int err = 0, i;
+
+	req->name[XK_NAME_MAX - 1] = '\0';
+	req->nr_added = 0;
+	err = xk_refuse_locked_down(req->error);
+	if (err)
+		return err;
+	c = xk_find_const(req->name);
+	if (!c)
+		return xk_error(req->error, "%s is not loaded (xk load first)",
+				req->name), -ENOENT;
+	if (req->nr_spans != c->nr_spans)
+		return xk_error(req->error, "%s: %u rows of parameters for %d spans",
+				c->name, req->nr_spans, c->nr_spans), -EINVAL;
+	if (req->value < c->min || req->value > c->max)
+		return xk_error(req->error, "%s: value %lld is out of bounds [%lld, "
+				"%lld]", c->name, req->value, c->min, c->max), -ERANGE;
+	if (c->policy[0])
+		return xk_error(req->error, "%s: its values are chosen by policy %s",
+				c->name, c->policy), -EBUSY;
+	rows = kvcalloc(c->nr_spans, sizeof(*rows), GFP_KERNEL);
+	if (!rows)
+		return -ENOMEM;
+	if (copy_from_user(rows, u64_to_user_ptr(req->params),
+			   c->nr_spans * sizeof(*rows))) {
+		err = -EFAULT;
+		goto out;
+	}
+	/* all checked before any span takes it */
+	for (i = 0; i < c->nr_spans; i++) {
+		const struct xk_span *s = &c->spans[i];
+		const s64 *have = xk_span_params(s, req->value);
+
+		if (!s->desc.nr_points)
+			continue;
+		if (have && memcmp(have, rows[i], sizeof(rows[i]))) {
+			xk_error(req->error, "%s: span %d already has other parameters "
+				 "for value %lld", c->name, i, req->value);
+			err = -EINVAL;
+			goto out;
+		}
+		if (!have && s->nr_points == XK_MAX_POINTS) {
+			xk_error(req->error, "%s: span %d holds %d values already, the "
+				 "limit (xk unload and load it again)", c->name, i,
+				 XK_MAX_POINTS);
+			err = -ENOSPC;
+			goto out;
+		}
+	}
+	for (i = 0; i < c->nr_spans; i++) {
+		struct xk_span *s = &c->spans[i];
+		struct xk_point *pt;
+
+		if (!s->desc.nr_points || xk_span_params(s, req->value))
+			continue;
+		pt = &s->desc.points[s->nr_points];
+		pt->n = req->value;
+		memcpy(pt->p, rows[i], sizeof(pt->p));
+		smp_store_release(&s->nr_points, s->nr_points + 1);
+		req->nr_added++;
+	}
+	pr_info("point %s: value %lld prepared in %u spans by %s[%d]\n", c->name,
+		req->value, req->nr_added, current->comm, task_pid_nr(current));
+out:
+	kvfree(rows);
+	return err;
+}
+
 struct xk_const *xk_find_const(const char *name)
 {
 	struct xk_const *c;
@@ -345,6 +446,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 {
 	struct xk_const *c;
 	ktime_t t0 = ktime_get();
+	const char *why;
 	u64 tr_ns = 0;
 	int i, err;
 
@@ -414,6 +516,16 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		err = check_desc(&s->desc, i, req->error);
 		if (err)
 			goto err_destroy;
+		why = xk_rule_check_points(s->desc.points, s->desc.nr_points,
+					   c->def, c->min, c->max,
+					   s->desc.nr_imms);
+		if (why) {
+			xk_error(req->error, "span %d: malformed: %s", i, why);
+			err = -EINVAL;
+			goto err_destroy;
+		}
+		/* not armed yet: no handler reads it */
+		s->nr_points = s->desc.nr_points;
 	}
 	for (i = 0; i < c->nr_spans; i++) {
 		err = validate_span(&c->spans[i], i, req->error);
@@ -433,6 +545,13 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		if (c->spans[i].desc.nr_mem_in) {
 			xk_error(req->error, "span %d: its programs read memory, which "
 				 "policies do not support yet", i);
+			err = -EOPNOTSUPP;
+			goto err_destroy;
+		}
+		if (c->spans[i].desc.nr_points) {
+			xk_error(req->error, "span %d: its parameters come from a "
+				 "build per value (per-value form), which a policy "
+				 "choosing values as it runs cannot have", i);
 			err = -EOPNOTSUPP;
 			goto err_destroy;
 		}

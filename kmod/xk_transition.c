@@ -1046,6 +1046,9 @@ int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
 		if (req->value[i] < c->min || req->value[i] > c->max)
 			return xk_error(error, "%s: value %lld is out of bounds [%lld, %lld]",
 					c->name, req->value[i], c->min, c->max), -ERANGE;
+		err = xk_value_prepared(c, req->value[i], error);
+		if (err)
+			return err;
 	}
 	if (mode > XK_MODE_PER_TASK)
 		return xk_error(error, "unknown mode %u", mode), -EINVAL;

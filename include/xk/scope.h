@@ -78,6 +78,16 @@ struct xk_scope_span {
 	 * module rewrites after that instruction runs; never optimized, never
 	 * settled, no policy) */
 	uint32_t post_len;
+	/*
+	 * A per-value span (nr_points > 0): its parameters are the
+	 * immediates of the instructions at param_insn[k] in a build with
+	 * each value, not a*N + b (fit[k] is then 0, the default's immediate).
+	 * points: the parameters at every value prepared (built and checked),
+	 * the default's among them. Never settled, never policy-driven.
+	 */
+	int nr_points;
+	struct xk_point points[XK_MAX_POINTS];
+	uint64_t param_insn[XK_MAX_PARAMS];
 	int nr_exits;
 	uint64_t exits[XK_MAX_EXITS];	/* safe span ends here */
 	int nr_ranges;

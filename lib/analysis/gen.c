@@ -27,7 +27,8 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	t->min = c->min;
 	t->max = c->max;
 	for (int i = 0; i < b->nr_objects && !err; i++) {
-		struct gen_input in = { .object = b->object[i], .def = c->def };
+		struct gen_input in = { .object = b->object[i], .def = c->def,
+					.min = c->min, .max = c->max };
 		char module[64];
 
 		/* net/ipv4/tcp_bbr.ko: tcp_bbr (kallsyms writes - as _) */

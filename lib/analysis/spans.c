@@ -175,6 +175,9 @@ struct span_work {
 	size_t start, end;		/* instruction indices, inclusive */
 	bool inverse;			/* inputs overwritten: inverse form */
 	bool mem_inputs;		/* memory read in the span: inputs */
+	bool per_value;			/* parameters not affine in N: per value */
+	__s64 pv[GEN_NR_VARIANTS][XK_MAX_PARAMS];	/* ... in each variant */
+	bool usable[GEN_NR_VARIANTS];	/* ... of the baseline's shape, checked */
 	struct sx_state s;
 	struct sx *loc_expr[XK_MAX_LOCS];
 };
@@ -349,52 +352,179 @@ static int fit_immediate(const struct func_ctx *c, size_t i, int64_t y0,
 	return 0;
 }
 
-/*
- * Every seed's immediate must be a*N + b before anything else is worth
- * doing: a division turned into a multiply is refused here, by name. A
- * seed that changes form is left to the span's own fit (fit_params).
- */
-static int precheck_fit(struct func_ctx *c, size_t start, size_t end,
-			struct xk_scope_span *sp)
+/* An immediate as a parameter of width bits: signed, like a fit's b. */
+static __s64 param_value(int64_t y, unsigned int width)
 {
-	for (size_t i = start; i <= end; i++) {
-		int64_t y0, fit[2];
-		int err;
+	return width && width < 64 ? xk_signed((uint64_t)y, width) : y;
+}
 
-		if (!c->seed[i] || !insn_value(&c->base.insn[i], &y0))
-			continue;
-		err = fit_immediate(c, i, y0,
-				    c->base.insn[i].x86.operands[0].size * 8, fit, sp);
-		if (err == -ENOENT) {
-			sp->why[0] = '\0';
-			return 0;
-		}
-		if (err)
-			return err;
+/*
+ * Whether two instructions are one form: the same operation on the same
+ * registers and memory operands, whatever their immediates (and a lea's
+ * displacement). What a per-value span allows a build with another value
+ * to change, and nothing else.
+ */
+static bool same_form(const struct xk_insn *a, const struct xk_insn *b)
+{
+	if (!strcmp(a->norm, b->norm))
+		return true;
+	if (a->id != b->id || a->x86.op_count != b->x86.op_count)
+		return false;
+	for (int o = 0; o < a->x86.op_count; o++) {
+		const cs_x86_op *x = &a->x86.operands[o], *y = &b->x86.operands[o];
+
+		if (x->type != y->type || x->size != y->size)
+			return false;
+		if (x->type == X86_OP_REG && x->reg != y->reg)
+			return false;
+		if (x->type == X86_OP_MEM &&
+		    (x->mem.segment != y->mem.segment || x->mem.base != y->mem.base ||
+		     x->mem.index != y->mem.index || x->mem.scale != y->mem.scale ||
+		     (x->mem.disp != y->mem.disp && a->id != X86_INS_LEA)))
+			return false;
 	}
+	return true;
+}
+
+/*
+ * Whether variant v's function is the baseline's in every instruction but
+ * immediates: a per-value span's parameters from that build mean what the
+ * baseline's code would compute with them only then. NULL, or at which
+ * instruction it differs (a reason, in buf).
+ */
+static const char *same_shape(const struct func_ctx *c, int v, char *buf,
+			      size_t size)
+{
+	const struct xk_func_code *vc = &c->var[v];
+
+	if (vc->nr != c->base.nr) {
+		snprintf(buf, size, "the build with N=%lld has %zu instructions "
+			 "where the baseline has %zu",
+			 (long long)c->in->variant[v].value, vc->nr, c->base.nr);
+		return buf;
+	}
+	for (size_t i = 0; i < c->base.nr; i++) {
+		ssize_t j = c->match[v][i];
+
+		if (j < 0 || !same_form(&c->base.insn[i], &vc->insn[j])) {
+			snprintf(buf, size, "the build with N=%lld has %.60s at "
+				 "+0x%lx where the baseline has %.60s",
+				 (long long)c->in->variant[v].value,
+				 j < 0 ? "no instruction" : vc->insn[j].text,
+				 (unsigned long)c->base.insn[i].off,
+				 c->base.insn[i].text);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The per-value form, for a span whose parameters are not a*N + b (a
+ * division by N turned into a multiply and a shift, a shift by log2 N, a
+ * jiffies conversion): the parameters at a value are the immediates a
+ * build with that value has at the same instructions, taken only from a
+ * build whose function has the baseline's shape (same_shape) and whose
+ * span the program reproduces by value (check_variant). Here: each
+ * variant's immediates; which variants count is decided by the checks.
+ */
+static int take_params(struct func_ctx *c, struct span_work *w,
+		       struct xk_scope_span *sp)
+{
+	struct sx_state *s = &w->s;
+
+	sp->why[0] = '\0';
+	for (int v = 0; v < GEN_NR_VARIANTS; v++)
+		w->usable[v] = true;
+	for (int k = 0; k < s->nr_params; k++) {
+		ssize_t i = xk_code_index(&c->base, s->param_off[k]);
+
+		sp->param_insn[k] = s->param_off[k];
+		sp->fit[k][0] = 0;	/* the default's immediate */
+		sp->fit[k][1] = param_value(s->param_imm[k], s->param_width[k]);
+		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+			ssize_t j = i < 0 ? -1 : c->match[v][i];
+			int64_t y;
+
+			if (j < 0 || !insn_value(&c->var[v].insn[j], &y))
+				w->usable[v] = false;
+			else
+				w->pv[v][k] = param_value(y, s->param_width[k]);
+		}
+	}
+	w->per_value = true;
 	return 0;
 }
 
-/* The fit of every parameter (seed immediate) of the span. */
+/*
+ * After the checks: the default's parameters and those of every variant
+ * that passed them, inside the bounds, become the span's points. At
+ * least one other build must have passed: the form is then known to
+ * describe the code, and any other value is built and checked the same
+ * way when it is asked for (gen_point_object).
+ */
+static int record_points(const struct func_ctx *c, const struct span_work *w,
+			 struct xk_scope_span *sp, const char *why_not)
+{
+	const struct gen_input *in = c->in;
+	int others = 0;
+
+	sp->nr_points = 1;
+	sp->points[0].n = in->def;
+	for (int k = 0; k < sp->nr_params; k++)
+		sp->points[0].p[k] = sp->fit[k][1];
+	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+		struct xk_point *pt = &sp->points[sp->nr_points];
+
+		if (!w->usable[v])
+			continue;
+		others++;
+		if (in->variant[v].value < in->min || in->variant[v].value > in->max)
+			continue;
+		pt->n = in->variant[v].value;
+		memcpy(pt->p, w->pv[v], sizeof(pt->p));
+		sp->nr_points++;
+	}
+	if (others)
+		return 0;
+	span_refuse(sp, "per-value form: no build with another value has the "
+		    "baseline's shape (%s)", why_not);
+	return -ENOTSUP;
+}
+
+/*
+ * The fit of every parameter (seed immediate) of the span; the per-value
+ * form when some is not affine in N but keeps its instruction.
+ */
 static int fit_params(struct func_ctx *c, struct span_work *w,
 		      struct xk_scope_span *sp)
 {
 	struct sx_state *s = &w->s;
+	enum xk_span_class cls = sp->cls;	/* a refused fit resets it */
+	bool affine = true;
 
 	sp->nr_params = s->nr_params;
+	sp->nr_points = 0;
 	for (int k = 0; k < s->nr_params; k++) {
 		ssize_t i = xk_code_index(&c->base, s->param_off[k]);
+		int err;
 
 		if (i < 0) {
 			span_refuse(sp, "+0x%lx: a seed is not an instruction of the "
 				     "baseline", (unsigned long)s->param_off[k]);
 			return -ENOTSUP;
 		}
-		if (fit_immediate(c, i, s->param_imm[k], s->param_width[k],
-				  sp->fit[k], sp))
+		err = fit_immediate(c, i, s->param_imm[k], s->param_width[k],
+				    sp->fit[k], sp);
+		if (err == -ENOTSUP)
+			affine = false;
+		else if (err)
 			return -ENOTSUP;
 	}
-	return 0;
+	if (affine)
+		return 0;
+	sp->cls = cls;
+	return take_params(c, w, sp);
 }
 
 static uint64_t rnd(uint64_t *st)
@@ -505,7 +635,8 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 								w->s.nr_mem_in ?
 								w->s.mem_in[r - XK_NR_REGS].width : 64);
 			want = sx_prog_eval(&want_prog, regs);
-			got = xk_expr_eval(&loc->expr, at_probe, n);
+			got = xk_expr_eval_pv(&loc->expr, at_probe, n,
+					      w->per_value ? w->pv[v] : NULL);
 			if (loc->kind == XK_LOC_FLAGS) {
 				want &= XK_EFLAGS_ARITH;
 				got &= XK_EFLAGS_ARITH;
@@ -698,6 +829,8 @@ static int locate_imms(const struct func_ctx *c, const struct span_work *w,
 	sp->nr_imms = 0;
 	if (sp->post_len)
 		return 0;	/* settle guards and rewrites at the probe point */
+	if (w->per_value)
+		return 0;	/* no a*N + b to write in the text */
 	for (size_t i = w->start; i <= w->end; i++) {
 		bool param = false;
 
@@ -767,6 +900,8 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 {
 	struct span_work w = { .start = start, .end = end, .inverse = inverse,
 			       .mem_inputs = mem_inputs };
+	char why_not[192] = "no other build";
+	enum xk_span_class cls;
 	int err;
 
 	if (inverse) {
@@ -782,8 +917,26 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	err = err ?: fit_params(c, &w, sp);
 	err = err ?: compile_locations(c, &w, sp);
 	err = err ?: place_probe(c, &w, sp);
-	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
+	cls = sp->cls;
+	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
+		if (w.per_value && !w.usable[v])
+			continue;
 		err = check_variant(c, &w, sp, v);
+		/* per value: a build of another shape gives no point; one of
+		 * the baseline's shape that the program misses refuses it */
+		if (err == -ENOTSUP && w.per_value &&
+		    same_shape(c, v, why_not, sizeof(why_not))) {
+			w.usable[v] = false;
+			sp->why[0] = '\0';
+			sp->cls = cls;
+			err = 0;
+		}
+	}
+	for (int v = 0; v < GEN_NR_VARIANTS && !err && w.per_value; v++)
+		if (w.usable[v] && same_shape(c, v, why_not, sizeof(why_not)))
+			w.usable[v] = false;
+	if (!err && w.per_value)
+		err = record_points(c, &w, sp, why_not);
 	err = err ?: df_slice_forward(&c->base, c->fb->sym.st_size, sp, w.end + 1);
 	err = err ?: locate_imms(c, &w, sp);
 	err = err ?: obey_rules(sp);
@@ -799,13 +952,7 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 {
 	struct xk_scope_span first = *sp;
 	char inv[sizeof(sp->why)];
-	int err = precheck_fit(c, start, end, sp);
-
-	if (err) {
-		sp->start = c->base.insn[start].off;
-		return 0;
-	}
-	err = analyse_form(c, start, end, false, false, sp);
+	int err = analyse_form(c, start, end, false, false, sp);
 	if (err != -ENOTSUP)
 		return err;
 	first = *sp;

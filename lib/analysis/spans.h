@@ -19,6 +19,7 @@ struct gen_input {
 	const char *module;		/* its module (tcp_bbr), or NULL: vmlinux */
 	char base_path[XK_PATH_MAX];
 	int64_t def;			/* the value the baseline was built with */
+	int64_t min, max;		/* the bounds (a per-value span's points) */
 	struct gen_variant variant[GEN_NR_VARIANTS];	/* fit, fit, check */
 };
 

@@ -638,8 +638,9 @@ static int compile(const struct sx *e, const int64_t (*fit)[2],
 		if (mode == COMPILE_AT_DEF)
 			return emit(out, XK_OP_CONST, e->width, 0,
 				    fit[e->param][0] * def + fit[e->param][1], 0);
-		return emit(out, XK_OP_PARAM, e->width, 0, fit[e->param][0],
-			    fit[e->param][1]);
+		/* reg: the parameter's index (a per-value span's point) */
+		return emit(out, XK_OP_PARAM, e->width, (uint8_t)e->param,
+			    fit[e->param][0], fit[e->param][1]);
 	case SX_UNKNOWN:
 		if (mode == COMPILE_EVAL)
 			return emit(out, XK_OP_CONST, e->width, 0,

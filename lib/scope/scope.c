@@ -47,8 +47,8 @@ static void loc_name(const struct xk_scope_loc *l, char *buf, size_t size)
 }
 
 /* The rules of xk/abi a supported span obeys; -EINVAL naming the span. */
-static int check_span_rules(const char *where, int idx,
-			    const struct xk_scope_span *s)
+static int check_span_rules(const char *where, const struct xk_scope *t,
+			    int idx, const struct xk_scope_span *s)
 {
 	struct xk_ioc_span d;
 	const char *why;
@@ -63,6 +63,14 @@ static int check_span_rules(const char *where, int idx,
 			      idx, s->func);
 	xk_scope_span_to_ioc(s, &d);
 	why = xk_ioc_span_check(&d);
+	if (!why)
+		why = xk_rule_check_points(s->points, s->nr_points, t->def, t->min,
+					   t->max, s->nr_imms);
+	for (int l = 0; !why && s->nr_points && l < s->nr_locs; l++)
+		for (uint32_t i = 0; i < s->locs[l].expr.len; i++)
+			if (s->locs[l].expr.insn[i].op == XK_OP_PARAM &&
+			    s->locs[l].expr.insn[i].reg >= s->nr_params)
+				why = "a program names a parameter the span lacks";
 	if (why)
 		return xk_err(-EINVAL, "%s: span %d (%s+%#llx) breaks the module's "
 				       "rules: %s", where, idx, s->func,
@@ -99,6 +107,18 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
 			(long long)s->fit[k][1]);
+	if (s->nr_points) {
+		fputs("pervalue", f);
+		for (int k = 0; k < s->nr_params; k++)
+			fprintf(f, " 0x%llx", (unsigned long long)s->param_insn[k]);
+		fputc('\n', f);
+	}
+	for (int j = 0; j < s->nr_points; j++) {
+		fprintf(f, "point %lld", (long long)s->points[j].n);
+		for (int k = 0; k < s->nr_params; k++)
+			fprintf(f, " %lld", (long long)s->points[j].p[k]);
+		fputc('\n', f);
+	}
 	for (int k = 0; k < s->nr_imms; k++)
 		fprintf(f, "imm %d 0x%llx %u 0x%llx %u %u\n", k,
 			(unsigned long long)s->imm[k].insn, s->imm[k].insn_len,
@@ -151,7 +171,7 @@ static int xk_scope_write_impl(const struct xk_scope *t, const char *path)
 	int err = 0;
 
 	for (int i = 0; i < t->nr_spans && !err; i++)
-		err = check_span_rules(path, i, &t->spans[i]);
+		err = check_span_rules(path, t, i, &t->spans[i]);
 	if (err)
 		return err;
 	f = open_memstream(&buf, &len);
@@ -252,6 +272,9 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	d->nr_ranges = s->nr_ranges;
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 	d->post_len = s->post_len;
+	d->nr_points = s->nr_points > 0 ? s->nr_points : 0;
+	for (int j = 0; j < s->nr_points && j < XK_MAX_POINTS; j++)
+		d->points[j] = s->points[j];
 	d->nr_mem_in = s->nr_mem_in;
 	for (int k = 0; k < s->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
 		d->mem_in[k].base = s->mem_in[k].base;
@@ -481,6 +504,46 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->fit[k][0] = a;
 			s->fit[k][1] = b;
 			s->nr_params++;
+		} else if (!strncmp(r->cur, "pervalue", 8) &&
+			   (r->cur[8] == ' ' || !r->cur[8])) {
+			const char *p = r->cur + 8;
+			int k = 0, used;
+			unsigned long long off;
+
+			if (s->nr_points)
+				return bad(r, "pervalue after its points");
+			while (sscanf(p, " 0x%llx%n", &off, &used) == 1) {
+				if (k == s->nr_params)
+					return bad(r, "pervalue: more offsets than fits");
+				s->param_insn[k++] = off;
+				p += used;
+			}
+			if (*p || k != s->nr_params || !k)
+				return bad(r, "pervalue INSN... (one offset per fit, "
+					   "after the fits)");
+			s->nr_points = -1;	/* points follow */
+		} else if (!strncmp(r->cur, "point ", 6)) {
+			const char *p = r->cur + 6;
+			long long pn, pval;
+			int k = 0, used, j = s->nr_points < 0 ? 0 : s->nr_points;
+
+			if (!s->nr_points)
+				return bad(r, "point before pervalue");
+			if (j == XK_MAX_POINTS)
+				return bad(r, "more points than the limit");
+			if (sscanf(p, "%lld%n", &pn, &used) != 1)
+				return bad(r, "point N P0 P1 ...");
+			p += used;
+			s->points[j].n = pn;
+			while (sscanf(p, " %lld%n", &pval, &used) == 1) {
+				if (k == s->nr_params)
+					return bad(r, "point: more parameters than fits");
+				s->points[j].p[k++] = pval;
+				p += used;
+			}
+			if (*p || k != s->nr_params)
+				return bad(r, "point N P0 P1 ... (one per fit)");
+			s->nr_points = j + 1;
 		} else if (!strncmp(r->cur, "post ", 5)) {
 			unsigned int len;
 
@@ -585,6 +648,8 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 	}
 	if (!s->nr_locs)
 		return bad(r, "a supported span needs a loc");
+	if (s->nr_points < 0)
+		return bad(r, "pervalue without a point");
 	if (s->nr_imms && s->nr_imms != s->nr_params)
 		return bad(r, "an imm line for every fit, or none");
 	for (int l = 0; l < s->nr_locs; l++)
@@ -647,7 +712,7 @@ static int xk_scope_read_impl(const char *path, struct xk_scope *t)
 	}
 	for (int i = 0; i < n && !err; i++) {
 		err = parse_span(&r, &t->spans[i], i) ?:
-		      check_span_rules(path, i, &t->spans[i]);
+		      check_span_rules(path, t, i, &t->spans[i]);
 		t->nr_spans = i + 1;
 	}
 	if (!err && !next_line(&r) && r.cur[0])

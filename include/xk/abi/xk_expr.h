@@ -34,6 +34,7 @@
 
 #define XK_EXPR_MAX_INSNS 48
 #define XK_EXPR_MAX_STACK 16
+#define XK_EXPR_MAX_PARAMS 8	/* parameters of one span (XK_MAX_PARAMS) */
 
 /* General-purpose registers, in x86 encoding order. */
 enum xk_reg {
@@ -57,7 +58,9 @@ enum xk_reg {
 enum xk_op {
 	XK_OP_CONST = 1,	/* push imm */
 	XK_OP_REG,		/* push regs[reg]: an input (XK_NR_INPUTS) */
-	XK_OP_PARAM,		/* push imm * N + imm2: a fitted immediate */
+	XK_OP_PARAM,		/* push imm * N + imm2: a fitted immediate;
+				 * in a per-value span the value of
+				 * parameter reg (xk_ioc_span.points) */
 	XK_OP_ADD,
 	XK_OP_SUB,
 	XK_OP_AND,
@@ -164,6 +167,8 @@ static inline int xk_prog_validate(const struct xk_expr_insn *insn, __u32 len,
 			return -EINVAL;
 		if (in->op == XK_OP_REG && in->reg >= XK_NR_INPUTS)
 			return -EINVAL;
+		if (in->op == XK_OP_PARAM && in->reg >= XK_EXPR_MAX_PARAMS)
+			return -EINVAL;
 		if (in->op == XK_OP_SEXT && (in->imm < 1 || in->imm > 64))
 			return -EINVAL;
 		if (depth < (__u32)arity)
@@ -235,10 +240,13 @@ static inline __s64 xk_signed(__u64 v, unsigned int w)
  * handlers, libxk in the analysis (fit checks) and the tests against the
  * glue. Runs a program validated with a stack of at least the capacity of
  * st, with the registers at the probe point and the constant's value n.
+ * pv: NULL, or a per-value span's parameters at n (XK_EXPR_MAX_PARAMS of
+ * them), which its XK_OP_PARAM then push instead of imm * n + imm2.
  * Never fails: a validated program cannot underflow or overflow st.
  */
-static inline __u64 xk_prog_run(const struct xk_expr_insn *insn, __u32 len,
-				__u64 *st, const __u64 *regs, __s64 n)
+static inline __u64 xk_prog_run_pv(const struct xk_expr_insn *insn, __u32 len,
+				   __u64 *st, const __u64 *regs, __s64 n,
+				   const __s64 *pv)
 {
 	int sp = 0;
 
@@ -262,7 +270,8 @@ static inline __u64 xk_prog_run(const struct xk_expr_insn *insn, __u32 len,
 		case XK_OP_CONST: r = (__u64)in->imm; break;
 		case XK_OP_REG: r = regs[in->reg % XK_NR_INPUTS]; break;
 		case XK_OP_PARAM:	/* wraps: no signed overflow */
-			r = (__u64)in->imm * (__u64)n + (__u64)in->imm2;
+			r = pv ? (__u64)pv[in->reg % XK_EXPR_MAX_PARAMS] :
+				 (__u64)in->imm * (__u64)n + (__u64)in->imm2;
 			break;
 		case XK_OP_ADD: r = a + b; break;
 		case XK_OP_SUB: r = a - b; break;
@@ -292,13 +301,25 @@ static inline __u64 xk_prog_run(const struct xk_expr_insn *insn, __u32 len,
 	return st[0];
 }
 
+static inline __u64 xk_prog_run(const struct xk_expr_insn *insn, __u32 len,
+				__u64 *st, const __u64 *regs, __s64 n)
+{
+	return xk_prog_run_pv(insn, len, st, regs, n, 0);
+}
+
 /* A program of the ABI's size (validated with xk_expr_validate). */
-static inline __u64 xk_expr_eval(const struct xk_expr *e, const __u64 *regs,
-				 __s64 n)
+static inline __u64 xk_expr_eval_pv(const struct xk_expr *e, const __u64 *regs,
+				    __s64 n, const __s64 *pv)
 {
 	__u64 st[XK_EXPR_MAX_STACK];
 
-	return xk_prog_run(e->insn, e->len, st, regs, n);
+	return xk_prog_run_pv(e->insn, e->len, st, regs, n, pv);
+}
+
+static inline __u64 xk_expr_eval(const struct xk_expr *e, const __u64 *regs,
+				 __s64 n)
+{
+	return xk_expr_eval_pv(e, regs, n, 0);
 }
 
 #endif

@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 6
+#define XK_ABI_VERSION 7
 
 /* limits: xk_rules.h */
 
@@ -93,7 +93,16 @@ struct xk_ioc_span {
 	 * settled and never driven by a policy.
 	 */
 	__u32 post_len;
-	__u32 pad6;
+	/*
+	 * 0, or a per-value span: its parameters are no a*N + b but the
+	 * immediates of a build with each value (a division by N turned into
+	 * a multiply and a shift). Its programs' XK_OP_PARAM k push
+	 * points[j].p[k] for the point j of the value in force; a value with
+	 * no point is refused (XK_IOC_POINT adds one). Such a span is never
+	 * settled and never driven by a policy.
+	 */
+	__u32 nr_points;
+	struct xk_point points[XK_MAX_POINTS];
 };
 
 struct xk_ioc_version {
@@ -182,6 +191,25 @@ struct xk_ioc_policy_prog {
 	__s32 prog_fd;
 	__u64 cookie;
 	char error[XK_ERROR_MAX];	/* out */
+};
+
+/*
+ * XK_IOC_POINT: the parameters of a loaded constant's per-value spans at a
+ * value not prepared yet, so that it can be set. params: a user pointer to
+ * nr_spans x XK_MAX_PARAMS __s64, row i for the constant's i-th span (the
+ * load's order; rows of affine spans are ignored). All spans take the
+ * point or none; a value already there must come with the same
+ * parameters. Points are kept until the constant is unloaded.
+ */
+struct xk_ioc_point {
+	__u32 size;
+	__u32 nr_spans;
+	char name[XK_NAME_MAX];
+	__s64 value;
+	__u64 params;
+	char error[XK_ERROR_MAX];	/* out */
+	__u32 nr_added;			/* out: spans that took it */
+	__u32 pad;
 };
 
 struct xk_ioc_unload {
@@ -304,6 +332,10 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 	why = xk_rule_check_post(d->post_len, d->start, d->probe, d->nr_imms);
 	if (why)
 		return why;
+	if (d->nr_points > XK_MAX_POINTS)
+		return "more points than the limit";
+	if (d->nr_points && d->nr_imms)
+		return "a per-value span has settleable immediates";
 	for (i = 0; i < d->nr_imms; i++) {
 		const struct xk_ioc_imm *m = &d->imms[i];
 
@@ -362,5 +394,6 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 #define XK_IOC_SET_MANY _IOWR(XK_IOC_MAGIC, 0x05, struct xk_ioc_set_many)
 #define XK_IOC_SETTLE _IOWR(XK_IOC_MAGIC, 0x06, struct xk_ioc_settle)
 #define XK_IOC_POLICY_PROG _IOWR(XK_IOC_MAGIC, 0x07, struct xk_ioc_policy_prog)
+#define XK_IOC_POINT _IOWR(XK_IOC_MAGIC, 0x08, struct xk_ioc_point)
 
 #endif

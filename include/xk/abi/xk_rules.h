@@ -29,6 +29,7 @@
 #define XK_MAX_CANDS 8		/* same-named functions a span may resolve to */
 #define XK_MAX_ARGS 6		/* register arguments of the x86-64 ABI */
 #define XK_MAX_PARAMS 8		/* fitted immediates of one span */
+#define XK_MAX_POINTS 16	/* values of a per-value span (its points) */
 #define XK_MAX_CONTEXTS 16	/* per-context figures kept for a policy */
 #define XK_LABEL_MAX 16		/* a policy's context label, with NUL */
 #define XK_TX_MAX 8		/* constants switched in one transaction */
@@ -50,6 +51,7 @@
 #ifndef __bpf__
 _Static_assert(XK_LOC_MEM > XK_BASE_RIP, "location kinds overlap registers");
 _Static_assert(XK_MAX_PARAMS <= XK_EXPR_MAX_INSNS, "parameters exceed a program");
+_Static_assert(XK_MAX_PARAMS == XK_EXPR_MAX_PARAMS, "two parameter limits");
 #endif
 
 /* ---- the shape of one location and one span ---- */
@@ -342,6 +344,44 @@ static inline const char *xk_rule_check_post(__u32 post_len, __u64 start,
 		return "a span probed on its last instruction has settleable "
 		       "immediates";
 	return 0;
+}
+
+/*
+ * A per-value span's parameters at one value N: the immediates a build
+ * with N has where the baseline has the span's parameters (xk gen for the
+ * values it builds, xk set for a new one, checked against that build).
+ */
+struct xk_point {
+	__s64 n;
+	__s64 p[XK_MAX_PARAMS];
+};
+
+/*
+ * The points of a span: none (an affine span), or up to XK_MAX_POINTS
+ * values, each once, the compiled-in one among them, within the bounds;
+ * such a span is never settled (nr_imms 0).
+ */
+static inline const char *xk_rule_check_points(const struct xk_point *pt,
+					       __u32 nr, __s64 def, __s64 min,
+					       __s64 max, __u32 nr_imms)
+{
+	int has_def = 0;
+
+	if (!nr)
+		return 0;
+	if (nr > XK_MAX_POINTS)
+		return "more points than the limit";
+	if (nr_imms)
+		return "a per-value span has settleable immediates";
+	for (__u32 i = 0; i < nr; i++) {
+		if (pt[i].n < min || pt[i].n > max)
+			return "a point lies outside the bounds";
+		has_def |= pt[i].n == def;
+		for (__u32 j = 0; j < i; j++)
+			if (pt[j].n == pt[i].n)
+				return "a value has two points";
+	}
+	return has_def ? 0 : "no point at the compiled-in value";
 }
 
 /*
