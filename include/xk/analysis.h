@@ -67,6 +67,10 @@ struct xk_build_opts {
 	int jobs;		/* parallel compiles; 0: the number of CPUs */
 	bool progress;		/* report each compile through the print callback */
 	bool skip_identity;	/* do not compare baselines with the shipped kernel */
+	/* one variant only, built with value (xk_gen_point), instead of the
+	 * two fit variants and the check variant */
+	bool one_value;
+	long long value;
 };
 
 /*
@@ -83,6 +87,18 @@ int xk_build(const struct xk_kernel *k, struct xk_constant *c,
 /* Analyses the built objects into a scope table (see include/xk/scope.h). */
 int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
 	   const struct xk_build_result *b, struct xk_scope *out);
+
+/*
+ * Prepares value for the table's per-value spans (docs/scope-table.md): the
+ * objects holding them are built with value, and each span takes the
+ * immediates of that build as its parameters at value (a point), when the
+ * build's function has the baseline's shape and reproduces the span's
+ * program by value; else nothing changes and the error names the span and
+ * why. 0 at once when every span has the point already (or none is per
+ * value); *added: spans that took a new point.
+ */
+int xk_gen_point(const struct xk_kernel *k, const struct xk_constant *c,
+		 struct xk_scope *t, long long value, int *added);
 
 /* Disassembly of [from, to) of a function, one instruction a line. */
 int xk_disasm_range(const char *obj_path, const char *func,

@@ -47,6 +47,12 @@ int xk_rt_set_many(int fd, int nr, const char *const *names,
 		   struct xk_rt_result *res);
 /* name NULL: every constant. */
 int xk_rt_unload(int fd, const char *name, int *nr);
+/*
+ * Hands a loaded constant's per-value spans their parameters at value,
+ * from the table (which has the point: xk_gen_point); -ENOKEY when it has
+ * none. *added: spans that took it (0: they all had it).
+ */
+int xk_rt_add_point(int fd, const struct xk_scope *t, long long value, int *added);
 
 /*
  * Settles a loaded constant whose value is in force for every thread: its

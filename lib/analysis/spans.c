@@ -1133,3 +1133,152 @@ out:
 	xk_obj_close(&base);
 	return err;
 }
+
+/* ---- a new value for the per-value spans (xk set, xk gen --prepare) ---- */
+
+/* The baseline's function of a span: its name (less module:) and size. */
+static struct xk_sym *span_function(struct xk_obj *o, const struct xk_scope_span *sp)
+{
+	const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+						    sp->func;
+
+	for (size_t i = 0; i < o->nr_syms; i++) {
+		struct xk_sym *f = &o->syms[i];
+
+		if (f->is_func && f->sym.st_size == sp->func_size &&
+		    !strcmp(f->name, name))
+			return f;
+	}
+	return NULL;
+}
+
+/*
+ * Span sp's parameters in the build of in->variant[0]: its function must
+ * have the baseline's shape, the span's symbolic execution must find the
+ * parameters the table names, and the program with that build's
+ * immediates must compute what that build's own span computes, on the
+ * same 256 inputs as xk gen's checks. -ENOTSUP with the reason in why.
+ */
+static int point_of_span(const struct gen_input *in, const struct xk_obj *base,
+			 const struct xk_scope_span *sp, __s64 *params,
+			 char *why, size_t why_size)
+{
+	struct xk_obj *bo = (struct xk_obj *)base;
+	struct xk_sym *f = span_function(bo, sp);
+	struct func_ctx c = { .fb = f, .in = in, .obj = base };
+	struct span_work w = { .per_value = true };
+	struct xk_scope_span check = *sp;
+	char shape[192];
+	bool *seed = NULL;
+	ssize_t start, probe;
+	int err;
+
+	if (!f || !f->twin) {
+		snprintf(why, why_size, "%s is not in both builds", sp->func);
+		return -ENOTSUP;
+	}
+	err = xk_disasm_func(f, &c.base) ?: xk_disasm_func(f->twin, &c.var[0]);
+	if (err)
+		goto out;
+	c.match[0] = calloc(c.base.nr ? c.base.nr : 1, sizeof(ssize_t));
+	seed = calloc(c.base.nr + 1, sizeof(bool));
+	if (!c.match[0] || !seed) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out;
+	}
+	err = xk_align(&c.base, &c.var[0], c.match[0]);
+	if (err)
+		goto out;
+	if (same_shape(&c, 0, shape, sizeof(shape))) {
+		snprintf(why, why_size, "%s", shape);
+		err = -ENOTSUP;
+		goto out;
+	}
+	start = xk_code_index(&c.base, sp->start);
+	probe = xk_code_index(&c.base, sp->probe);
+	for (int k = 0; k < sp->nr_params; k++) {
+		ssize_t i = xk_code_index(&c.base, sp->param_insn[k]);
+
+		if (i >= 0)
+			seed[i] = true;
+	}
+	if (start < 0 || probe <= start) {
+		snprintf(why, why_size, "the span is not on instruction boundaries "
+			 "of the baseline");
+		err = -ENOTSUP;
+		goto out;
+	}
+	w.start = (size_t)start;
+	w.end = (size_t)probe - 1;
+	err = run_span(&c.base, seed, w.start, w.end, sp->nr_mem_in > 0, &w.s);
+	if (err == -ENOTSUP || (!err && w.s.nr_params != sp->nr_params)) {
+		snprintf(why, why_size, "the span's symbolic execution no longer "
+			 "finds its %d parameters", sp->nr_params);
+		err = -ENOTSUP;
+		goto out;
+	}
+	if (err)
+		goto out;
+	w.usable[0] = true;
+	for (int k = 0; k < sp->nr_params; k++) {
+		ssize_t i = xk_code_index(&c.base, w.s.param_off[k]);
+		ssize_t j = i < 0 ? -1 : c.match[0][i];
+		int64_t y;
+
+		if (w.s.param_off[k] != sp->param_insn[k] || j < 0 ||
+		    !insn_value(&c.var[0].insn[j], &y)) {
+			snprintf(why, why_size, "parameter %d (+0x%llx) has no "
+				 "immediate in that build", k,
+				 (unsigned long long)sp->param_insn[k]);
+			err = -ENOTSUP;
+			goto out;
+		}
+		w.pv[0][k] = param_value(y, w.s.param_width[k]);
+	}
+	err = check_variant(&c, &w, &check, 0);
+	if (err == -ENOTSUP) {
+		snprintf(why, why_size, "%s", check.why);
+		goto out;
+	}
+	if (!err)
+		memcpy(params, w.pv[0], sizeof(w.pv[0]));
+out:
+	sx_free(&w.s);
+	free(seed);
+	free_ctx(&c);
+	return err;
+}
+
+int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
+		     __s64 (*rows)[XK_MAX_PARAMS])
+{
+	struct xk_obj base, var;
+	int err;
+
+	err = xk_obj_open(&base, in->base_path);
+	if (err)
+		return err;
+	err = xk_obj_open(&var, in->variant[0].path);
+	if (err) {
+		xk_obj_close(&base);
+		return err;
+	}
+	xk_obj_correlate(&base, &var);
+	for (int i = 0; i < t->nr_spans && !err; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		char why[320];
+
+		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->nr_points <= 0 ||
+		    strcmp(sp->object, in->object))
+			continue;
+		err = point_of_span(in, &base, sp, rows[i], why, sizeof(why));
+		if (err == -ENOTSUP)
+			err = xk_err(-ENOTSUP, "%s = %lld cannot be retuned: span %d "
+					       "(%s+%#llx, per-value form): %s",
+				     t->constant, (long long)in->variant[0].value,
+				     i, sp->func, (unsigned long long)sp->start, why);
+	}
+	xk_obj_close(&var);
+	xk_obj_close(&base);
+	return err;
+}

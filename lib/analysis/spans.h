@@ -25,5 +25,12 @@ struct gen_input {
 
 /* Appends the spans found in one object to the table. */
 int gen_object(const struct gen_input *in, struct xk_scope *t);
+/*
+ * The parameters of the table's per-value spans in this object at
+ * in->variant[0].value, from the build in->variant[0].path: rows[i] for
+ * span i. -ENOTSUP naming the span when that build cannot give them.
+ */
+int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
+		     __s64 (*rows)[XK_MAX_PARAMS]);
 
 #endif

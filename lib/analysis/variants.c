@@ -201,7 +201,8 @@ static int wait_job(struct job *jobs, int *running, const char *log)
 }
 
 static int build_object(const struct tree *t, struct xk_constant *c,
-			const char *ccvar, int idx, struct xk_build_result *res,
+			const char *ccvar, int idx, int nr_variants,
+			struct xk_build_result *res,
 			struct job *jobs, int *running, int max_jobs,
 			const char *cache_dir, const char *log, bool progress)
 {
@@ -265,7 +266,7 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 		n += strcspn(p + n, " ");
 		memset(p, ' ', n);
 	}
-	for (int v = 0; v < XK_BUILD_VARIANTS && !err; v++) {
+	for (int v = 0; v < nr_variants && !err; v++) {
 		char *patched = NULL;
 		uint64_t h;
 		struct job *j;
@@ -377,13 +378,18 @@ static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 	/* twice the default, or farther if that is one of the fit values */
 	res->value[2] = c->def * 2 > c->def + 3 * step ? c->def * 2 :
 			c->def + 4 * step;
+	if (OPTS_GET(opts, one_value, false))
+		res->value[0] = res->value[1] = res->value[2] =
+			OPTS_GET(opts, value, 0);
 	err = find_objects(k, &tree, c, res) ?:
 	      kernel_cc_var(k, ccvar, sizeof(ccvar)) ?:
 	      xk_snprintf(cache_dir, sizeof(cache_dir), "%s/xk-build", k->dir) ?:
 	      xk_mkdir_p(cache_dir) ?:
 	      xk_snprintf(log, sizeof(log), "%s/build.log", cache_dir);
 	for (int i = 0; i < res->nr_objects && !err; i++)
-		err = build_object(&tree, c, ccvar, i, res, jobs, &running,
+		err = build_object(&tree, c, ccvar, i,
+				   OPTS_GET(opts, one_value, false) ? 1 :
+				   XK_BUILD_VARIANTS, res, jobs, &running,
 				   jobs_max, cache_dir, log, progress);
 	while (running > 0) {
 		int e = wait_job(jobs, &running, log);

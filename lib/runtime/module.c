@@ -204,6 +204,57 @@ int xk_rt_set(int fd, const char *name, long long value, int mode,
 			     xk_rt_set_impl(fd, name, value, mode, timeout_ms, res));
 }
 
+/*
+ * The table's parameters at value for a loaded constant's per-value spans
+ * (the table must have the point: xk_gen_point), one row per supported
+ * span in the order xk_rt_load gave them.
+ */
+static int xk_rt_add_point_impl(int fd, const struct xk_scope *t, long long value,
+				int *added)
+{
+	struct xk_ioc_point req = { .size = sizeof(req), .value = value };
+	__s64 (*rows)[XK_MAX_PARAMS];
+	int n = 0, err = 0;
+
+	*added = 0;
+	rows = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*rows));
+	if (!rows)
+		return xk_err(-ENOMEM, "%s: out of memory", t->constant);
+	for (int i = 0; i < t->nr_spans && !err; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+		bool found = !s->nr_points;
+
+		if (s->cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		for (int j = 0; j < s->nr_points; j++) {
+			if (s->points[j].n == value) {
+				memcpy(rows[n], s->points[j].p, sizeof(rows[n]));
+				found = true;
+			}
+		}
+		if (!found)
+			err = xk_err(-ENOKEY, "%s: span %d has no point for %lld",
+				     t->constant, i, value);
+		n++;
+	}
+	if (!err) {
+		xk_strlcpy(req.name, t->constant, sizeof(req.name));
+		req.nr_spans = (__u32)n;
+		req.params = (__u64)(uintptr_t)rows;
+		if (ioctl(fd, XK_IOC_POINT, &req))
+			err = ioctl_err("point", req.error);
+		*added = (int)req.nr_added;
+	}
+	free(rows);
+	return err;
+}
+
+int xk_rt_add_point(int fd, const struct xk_scope *t, long long value, int *added)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_rt_add_point_impl(fd, t, value, added));
+}
+
 static int xk_rt_settle_impl(int fd, const char *name, bool undo,
 			     struct xk_rt_settle_result *res)
 {

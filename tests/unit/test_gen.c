@@ -96,8 +96,10 @@ EXPECT(GOLDEN, G_SCALE, { "golden_scale", XK_SPAN_UNSUPPORTED, 0, 0,
 EXPECT(GOLDEN, G_TWICE, { "golden_twice_a", XK_SPAN_REGISTER, 1, 0, NULL },
 			{ "golden_twice_b", XK_SPAN_FLAGS, 1, 0, NULL })
 EXPECT(GOLDEN, G_STORE, { "golden_store", XK_SPAN_MEMORY, 1, 0, NULL })
+/* x / 7 reads x from the argument register it overwrites; no other form
+ * reproduces the builds with 8 (a shift) or 14 by value */
 EXPECT(GOLDEN, G_DIV, { "golden_div", XK_SPAN_UNSUPPORTED, 0, 0,
-			"not affine in N" })
+			"overwritten inside it" })
 EXPECT(GOLDEN, G_INLINE, { "golden_inl_a", XK_SPAN_REGISTER, 1, 0, NULL },
 			 { "golden_inl_b", XK_SPAN_REGISTER, 1, 0, NULL })
 EXPECT(GOLDEN, G_HOLD, { "golden_hold", XK_SPAN_REGISTER, 1, 0, NULL })
@@ -219,6 +221,79 @@ static int io_uring_clamp_is_probed_on_its_instruction(void)
 		CHECK(s->nr_params == 1 && s->fit[0][0] == 1 && s->fit[0][1] == 0);
 	}
 	CHECK(post == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/* The point of a per-value span at n: its parameters, or NULL. */
+static const __s64 *point_at(const struct xk_scope_span *s, long long n)
+{
+	for (int j = 0; j < s->nr_points; j++)
+		if (s->points[j].n == n)
+			return s->points[j].p;
+	return NULL;
+}
+
+/*
+ * The per-value form: BLK_MQ_DISPATCH_BUSY_EWMA_FACTOR's immediate is
+ * 1 << N (`add $0x10` at 4), no a*N+b. Each span takes its parameters per
+ * value from the builds (the default's and the variants' as points); a
+ * new value is built and checked (xk_gen_point), and a value whose build
+ * has another instruction form is refused, naming the instruction, with
+ * the table unchanged. The program run with a point's parameters is what
+ * that build computes.
+ */
+static int ewma_factor_is_per_value(void)
+{
+	struct xk_constant c;
+	struct xk_scope t;
+	__u64 regs[XK_NR_INPUTS] = { 0 };
+	int added = -1, n_before[2] = { 0 }, nr = 0;
+
+	CHECK(gen(STOCK, "BLK_MQ_DISPATCH_BUSY_EWMA_FACTOR", &t) == 0);
+	CHECK(t.nr_spans == 2);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		CHECK(s->cls != XK_SPAN_UNSUPPORTED && s->nr_points >= 2);
+		CHECK(s->nr_imms == 0);		/* never settled */
+		CHECK(point_at(s, 4) && point_at(s, 4)[0] == 16);
+		CHECK(point_at(s, 5) && point_at(s, 5)[0] == 32);
+		CHECK(s->fit[0][0] == 0 && s->fit[0][1] == 16);
+		n_before[i] = s->nr_points;
+	}
+	CHECK(xk_constant_resolve(STOCK, "BLK_MQ_DISPATCH_BUSY_EWMA_FACTOR", &c) == 0);
+	/* 3: the same form, 1 << 3 */
+	CHECK(xk_gen_point(&kernel, &c, &t, 3, &added) == 0);
+	CHECK(added == 2);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+		const __s64 *p3 = point_at(s, 3);
+		__u64 at3, at4;
+
+		CHECK(p3 && p3[0] == 8 && s->nr_points == n_before[i] + 1);
+		for (int l = 0; l < s->nr_locs; l++) {
+			if (s->locs[l].kind == XK_LOC_FLAGS)
+				continue;
+			at3 = xk_expr_eval_pv(&s->locs[l].expr, regs, 3, p3);
+			at4 = xk_expr_eval_pv(&s->locs[l].expr, regs, 4,
+					      point_at(s, 4));
+			CHECK(at3 != at4);
+			nr++;
+		}
+	}
+	CHECK(nr > 0);
+	/* already there: nothing built */
+	CHECK(xk_gen_point(&kernel, &c, &t, 3, &added) == 0 && added == 0);
+	/* 7: another instruction form, refused by name; nothing added */
+	CHECK(xk_gen_point(&kernel, &c, &t, 7, &added) == -ENOTSUP);
+	CHECK(strstr(xk_last_error(), "per-value form") &&
+	      strstr(xk_last_error(), "where the baseline has"));
+	for (int i = 0; i < t.nr_spans; i++)
+		CHECK(!point_at(&t.spans[i], 7) &&
+		      t.spans[i].nr_points == n_before[i] + 1);
+	/* out of bounds before anything is built */
+	CHECK(xk_gen_point(&kernel, &c, &t, 1000, &added) == -ERANGE);
 	xk_scope_free(&t);
 	return 0;
 }
@@ -420,6 +495,7 @@ int main(void)
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
 		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
 		T(plug_flush_reads_memory), T(io_uring_clamp_is_probed_on_its_instruction),
+		T(ewma_factor_is_per_value),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),

@@ -187,6 +187,13 @@ void report_change(const char *verb, const char *name, long long from,
 /* Where the cache keeps constant name's table; its directory made. */
 void table_cache_path(const struct xk_kernel *k, const char *name,
 		      char *path, size_t size);
+/* A value for the table's per-value spans, built if needed (table_cache.c). */
+int table_prepare_value(struct xk_scope *t, const char *path,
+			const char *catalog, long long value, int fd);
+bool table_has_value(const struct xk_scope *t, long long value);
+/* A loaded constant's per-value spans given value (xk set's retry). */
+int prepare_loaded(const char *name, const char *catalog, long long value,
+		   int fd);
 /* The table arg names, for the running kernel (table_cache.c). */
 int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 	       char *path, size_t size);

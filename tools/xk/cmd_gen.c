@@ -49,6 +49,7 @@ struct gen_args {
 	const char *release, *catalog, *output, *glue;
 	bool explain, list, no_identity;
 	int jobs;
+	struct cli_list prepare;	/* values for the per-value spans */
 };
 
 /* build and gen take the same options */
@@ -61,6 +62,7 @@ static const struct cli_opt gen_opts[] = {
 	{ "jobs", 'J', CLI_INT, offsetof(struct gen_args, jobs), 0, 4096 },
 	{ "no-identity", 0, CLI_FLAG, offsetof(struct gen_args, no_identity) },
 	{ "glue", 0, CLI_STR, offsetof(struct gen_args, glue) },
+	{ "prepare", 0, CLI_LIST, offsetof(struct gen_args, prepare) },
 	{ NULL },
 };
 
@@ -203,9 +205,19 @@ static void print_span(const struct xk_build_result *b, int i,
 		printf("    the probe point is a branch target: rewritten after the "
 		       "span's last instruction, +0x%llx\n",
 		       (unsigned long long)(s->probe - s->post_len));
-	for (int k = 0; k < s->nr_params; k++)
+	for (int k = 0; k < s->nr_params && !s->nr_points; k++)
 		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
 		       (long long)s->fit[k][1]);
+	if (s->nr_points) {
+		printf("    per value (not a*N+b; other values are built when set):");
+		for (int j = 0; j < s->nr_points; j++) {
+			printf(" N=%lld:", (long long)s->points[j].n);
+			for (int k = 0; k < s->nr_params; k++)
+				printf("%s%lld", k ? "," : "P=",
+				       (long long)s->points[j].p[k]);
+		}
+		putchar('\n');
+	}
 	for (int l = 0; l < s->nr_locs; l++)
 		printf("    state: %s\n", s->locs[l].text);
 	for (int g = 0; g < XK_MAX_ARGS; g++)
@@ -245,6 +257,19 @@ static void json_span(const struct xk_scope_span *s)
 		json_end_array(jw);
 	}
 	json_end_array(jw);
+	if (s->nr_points) {
+		json_begin_array(jw, "points");
+		for (int j = 0; j < s->nr_points; j++) {
+			json_begin_object(jw, NULL);
+			json_int(jw, "n", s->points[j].n);
+			json_begin_array(jw, "params");
+			for (int k = 0; k < s->nr_params; k++)
+				json_int(jw, NULL, s->points[j].p[k]);
+			json_end_array(jw);
+			json_end_object(jw);
+		}
+		json_end_array(jw);
+	}
 	json_begin_array(jw, "state");
 	for (int l = 0; l < s->nr_locs; l++)
 		json_str(jw, NULL, s->locs[l].text);
@@ -264,6 +289,18 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 
 	if (err)
 		return p_lib_err("gen", err);
+	/* --prepare: values of the per-value spans built now, not at set */
+	for (int i = 0; i < a->prepare.n && !err; i++) {
+		long long v;
+		int added;
+
+		err = cli_number("gen", a->prepare.v[i], &v) ? -EINVAL :
+		      xk_gen_point(k, c, &t, v, &added);
+		if (err) {
+			xk_scope_free(&t);
+			return err == -EINVAL ? XK_EXIT_USAGE : p_lib_err("gen", err);
+		}
+	}
 	gen_s = xk_now() - t0;
 	if (a->output)
 		snprintf(out, sizeof(out), "%s", a->output);

@@ -135,6 +135,12 @@ int load_table(const char *arg, const struct load_args *a)
 	}
 	/* without --value, the probes are armed at the compiled-in value */
 	value = a->value.given ? a->value.n : t.def;
+	if (!table_has_value(&t, value) &&
+	    table_prepare_value(&t, path, a->catalog, value, -1)) {
+		close(fd);
+		xk_scope_free(&t);
+		return XK_EXIT_FAIL;
+	}
 	{
 		XK_OPTS(xk_rt_load_opts, o, .mode = a->mode,
 			.timeout_ms = a->timeout_ms, .partial = a->partial);

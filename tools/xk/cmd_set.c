@@ -21,6 +21,25 @@ static int parse_assignment(const char *arg, char *name, size_t size,
 	return cli_number("set", eq + 1, value);
 }
 
+/*
+ * A loaded constant whose per-value spans lack value (the module said
+ * -ENOKEY): the table gets the point (built if needed) and the module
+ * with it. 0, or the error reported.
+ */
+int prepare_loaded(const char *name, const char *catalog, long long value,
+		   int fd)
+{
+	char path[XK_PATH_MAX + 64];
+	struct xk_scope t;
+	int err = table_load(name, catalog, &t, path, sizeof(path));
+
+	if (err)
+		return err;
+	err = table_prepare_value(&t, path, catalog, value, fd);
+	xk_scope_free(&t);
+	return err;
+}
+
 bool is_loaded(const char *name, struct xk_ioc_status *st)
 {
 	int fd = xk_rt_open();
@@ -119,6 +138,20 @@ int set_transaction(const struct load_args *a, struct tx_item *it, int n,
 		goto undo;
 	}
 	err = xk_rt_set_many(fd, nr, names, values, a->mode, a->timeout_ms, r);
+	/* a value not prepared for a per-value span: built, handed, again */
+	if (err == -ENOKEY) {
+		bool prepared = true;
+
+		for (int i = 0; i < nr && prepared; i++)
+			prepared = !prepare_loaded(names[i], a->catalog, values[i], fd);
+		if (!prepared) {	/* reported */
+			close(fd);
+			err = XK_EXIT_FAIL;
+			goto undo;
+		}
+		err = xk_rt_set_many(fd, nr, names, values, a->mode,
+				     a->timeout_ms, r);
+	}
 	close(fd);
 	if (err)
 		err = p_lib_err("set", err);
@@ -210,6 +243,14 @@ static int do_set(void *args, int argc, char **argv)
 	fd = xk_rt_open();	/* not there: nothing loaded yet */
 	if (fd >= 0) {
 		err = xk_rt_set(fd, name, value, a->mode, a->timeout_ms, &r);
+		if (err == -ENOKEY) {
+			err = prepare_loaded(name, a->catalog, value, fd);
+			if (err) {
+				close(fd);
+				return XK_EXIT_FAIL;
+			}
+			err = xk_rt_set(fd, name, value, a->mode, a->timeout_ms, &r);
+		}
 		if (!err)
 			return settle_after(fd, a, name, r.old_value, value, &r);
 		close(fd);

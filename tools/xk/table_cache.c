@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "xk/runtime.h"
 #include "xk/scope.h"
 
 void table_cache_path(const struct xk_kernel *k, const char *name,
@@ -119,4 +120,59 @@ int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 	if (err)
 		xk_scope_free(t);
 	return err;
+}
+
+/*
+ * Value for the table's per-value spans (docs/scope-table.md): when some
+ * span has no point at value, the objects holding them are built with it
+ * and the new points checked and written back to path (the cache; a table
+ * that cannot be written keeps them for this command only). And when the
+ * constant is loaded, the module gets them (fd >= 0). 0, or -errno with
+ * the cause reported (a value whose build has another shape is refused,
+ * naming the span).
+ */
+int table_prepare_value(struct xk_scope *t, const char *path,
+			const char *catalog, long long value, int fd)
+{
+	struct xk_constant c;
+	struct xk_kernel k;
+	double t0 = xk_now();
+	int added = 0, err;
+
+	err = kernel_for_tables(&k);
+	if (err)
+		return err;
+	err = xk_constant_resolve(catalog_path(catalog), t->constant, &c);
+	err = err ?: xk_gen_point(&k, &c, t, value, &added);
+	if (err)
+		return p_lib_err("prepare", err), err;
+	if (added) {
+		if (!json_output)
+			fprintf(stderr, "%s = %lld: per-value parameters of %d span%s "
+				"built and checked (%.1f s)\n", t->constant, value,
+				added, added == 1 ? "" : "s", xk_now() - t0);
+		if (xk_scope_write(t, path))
+			fprintf(stderr, "%s: not kept in %s\n", t->constant, path);
+	}
+	if (fd >= 0) {
+		err = xk_rt_add_point(fd, t, value, &added);
+		if (err)
+			return p_lib_err("prepare", err), err;
+	}
+	return 0;
+}
+
+/* Whether every per-value span of t has a point at value. */
+bool table_has_value(const struct xk_scope *t, long long value)
+{
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+		bool found = s->cls == XK_SPAN_UNSUPPORTED || !s->nr_points;
+
+		for (int j = 0; j < s->nr_points; j++)
+			found |= s->points[j].n == value;
+		if (!found)
+			return false;
+	}
+	return true;
 }
