@@ -143,6 +143,7 @@ struct load_args {
 	const char *policy;		/* load: a BPF object */
 	struct cli_list params;		/* load --param NAME=VALUE */
 	bool partial;			/* accept refused uses (half-applied) */
+	bool no_build;			/* a value not prepared is refused */
 	bool settle;			/* set --settle: then settle it */
 	bool silent;			/* load_table: no report of the load */
 };
@@ -189,11 +190,12 @@ void table_cache_path(const struct xk_kernel *k, const char *name,
 		      char *path, size_t size);
 /* A value for the table's per-value spans, built if needed (table_cache.c). */
 int table_prepare_value(struct xk_scope *t, const char *path,
-			const char *catalog, long long value, int fd);
+			const char *catalog, long long value, int fd,
+			bool no_build);
 bool table_has_value(const struct xk_scope *t, long long value);
 /* A loaded constant's per-value spans given value (xk set's retry). */
-int prepare_loaded(const char *name, const char *catalog, long long value,
-		   int fd);
+int prepare_loaded(const char *name, const struct load_args *a,
+		   long long value, int fd);
 /* The table arg names, for the running kernel (table_cache.c). */
 int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 	       char *path, size_t size);

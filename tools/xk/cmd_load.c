@@ -23,6 +23,7 @@ const struct cli_opt load_opts[] = {
 	{ "catalog", 'c', CLI_STR, offsetof(struct load_args, catalog) },
 	{ "policy", 'p', CLI_STR, offsetof(struct load_args, policy) },
 	{ "param", 'P', CLI_LIST, offsetof(struct load_args, params) },
+	{ "no-build", 0, CLI_FLAG, offsetof(struct load_args, no_build) },
 	{ NULL },
 };
 
@@ -32,6 +33,7 @@ const struct cli_opt set_opts[] = {
 	CLI_TRANSITION_OPTS(struct load_args, mode_names),
 	{ "catalog", 'c', CLI_STR, offsetof(struct load_args, catalog) },
 	{ "settle", 0, CLI_FLAG, offsetof(struct load_args, settle) },
+	{ "no-build", 0, CLI_FLAG, offsetof(struct load_args, no_build) },
 	{ NULL },
 };
 
@@ -136,7 +138,7 @@ int load_table(const char *arg, const struct load_args *a)
 	/* without --value, the probes are armed at the compiled-in value */
 	value = a->value.given ? a->value.n : t.def;
 	if (!table_has_value(&t, value) &&
-	    table_prepare_value(&t, path, a->catalog, value, -1)) {
+	    table_prepare_value(&t, path, a->catalog, value, -1, a->no_build)) {
 		close(fd);
 		xk_scope_free(&t);
 		return XK_EXIT_FAIL;

@@ -26,16 +26,16 @@ static int parse_assignment(const char *arg, char *name, size_t size,
  * -ENOKEY): the table gets the point (built if needed) and the module
  * with it. 0, or the error reported.
  */
-int prepare_loaded(const char *name, const char *catalog, long long value,
-		   int fd)
+int prepare_loaded(const char *name, const struct load_args *a,
+		   long long value, int fd)
 {
 	char path[XK_PATH_MAX + 64];
 	struct xk_scope t;
-	int err = table_load(name, catalog, &t, path, sizeof(path));
+	int err = table_load(name, a->catalog, &t, path, sizeof(path));
 
 	if (err)
 		return err;
-	err = table_prepare_value(&t, path, catalog, value, fd);
+	err = table_prepare_value(&t, path, a->catalog, value, fd, a->no_build);
 	xk_scope_free(&t);
 	return err;
 }
@@ -143,7 +143,7 @@ int set_transaction(const struct load_args *a, struct tx_item *it, int n,
 		bool prepared = true;
 
 		for (int i = 0; i < nr && prepared; i++)
-			prepared = !prepare_loaded(names[i], a->catalog, values[i], fd);
+			prepared = !prepare_loaded(names[i], a, values[i], fd);
 		if (!prepared) {	/* reported */
 			close(fd);
 			err = XK_EXIT_FAIL;
@@ -244,7 +244,7 @@ static int do_set(void *args, int argc, char **argv)
 	if (fd >= 0) {
 		err = xk_rt_set(fd, name, value, a->mode, a->timeout_ms, &r);
 		if (err == -ENOKEY) {
-			err = prepare_loaded(name, a->catalog, value, fd);
+			err = prepare_loaded(name, a, value, fd);
 			if (err) {
 				close(fd);
 				return XK_EXIT_FAIL;

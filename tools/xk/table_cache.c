@@ -132,13 +132,23 @@ int table_load(const char *arg, const char *catalog, struct xk_scope *t,
  * naming the span).
  */
 int table_prepare_value(struct xk_scope *t, const char *path,
-			const char *catalog, long long value, int fd)
+			const char *catalog, long long value, int fd,
+			bool no_build)
 {
 	struct xk_constant c;
 	struct xk_kernel k;
 	double t0 = xk_now();
 	int added = 0, err;
 
+	if (no_build && !table_has_value(t, value)) {
+		p_err("%s = %lld: spans of the per-value form have no parameters "
+		      "for this value and --no-build forbids building them (xk gen "
+		      "--prepare %lld %s makes them ahead of time)", t->constant,
+		      value, value, t->constant);
+		return -ENOKEY;
+	}
+	if (table_has_value(t, value))
+		goto hand;
 	err = kernel_for_tables(&k);
 	if (err)
 		return err;
@@ -154,6 +164,7 @@ int table_prepare_value(struct xk_scope *t, const char *path,
 		if (xk_scope_write(t, path))
 			fprintf(stderr, "%s: not kept in %s\n", t->constant, path);
 	}
+hand:
 	if (fd >= 0) {
 		err = xk_rt_add_point(fd, t, value, &added);
 		if (err)
