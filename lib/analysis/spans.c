@@ -111,6 +111,17 @@ static bool insn_value(const struct xk_insn *in, int64_t *v)
 }
 
 /*
+ * Whether baseline instruction i is a jump-label site: objtool made it a
+ * NOP (or left the jump) in the shipped object, while the variants, never
+ * run through objtool, keep the compiler's jump. Never a difference the
+ * constant made.
+ */
+static bool objtool_site(const struct func_ctx *c, size_t i)
+{
+	return xk_jump_label_at(c->obj, c->fb, c->base.insn[i].off);
+}
+
+/*
  * A seed is an instruction whose immediate (or lea displacement) moves with
  * the constant: matched in both fit variants, the value differs. Other
  * differences (instructions scheduled elsewhere, a form that changes) are
@@ -125,7 +136,7 @@ static int find_seeds(struct func_ctx *c, bool *other_diff)
 		int64_t vb, vv;
 		bool matched = true, moved = false;
 
-		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+		for (int v = 0; v < GEN_FIT_VARIANTS && !objtool_site(c, i); v++) {
 			ssize_t j = c->match[v][i];
 
 			if (j < 0) {
@@ -141,6 +152,7 @@ static int find_seeds(struct func_ctx *c, bool *other_diff)
 		c->seed[i] = matched && moved;
 		if (!c->seed[i] && (!matched || moved))
 			*other_diff = true;
+
 		nr += c->seed[i];
 	}
 	return nr;
@@ -396,8 +408,13 @@ static const char *same_shape(const struct func_ctx *c, int v, char *buf,
 			      size_t size)
 {
 	const struct xk_func_code *vc = &c->var[v];
+	size_t vnr = vc->nr;
 
-	if (vc->nr != c->base.nr) {
+	/* the variant, never run through objtool, keeps the next function's
+	 * 16-byte prefix of NOPs inside this one */
+	while (vnr > c->base.nr && vc->insn[vnr - 1].id == X86_INS_NOP)
+		vnr--;
+	if (vnr != c->base.nr) {
 		snprintf(buf, size, "the build with N=%lld has %zu instructions "
 			 "where the baseline has %zu",
 			 (long long)c->in->variant[v].value, vc->nr, c->base.nr);
@@ -406,6 +423,8 @@ static const char *same_shape(const struct func_ctx *c, int v, char *buf,
 	for (size_t i = 0; i < c->base.nr; i++) {
 		ssize_t j = c->match[v][i];
 
+		if (objtool_site(c, i))
+			continue;
 		if (j < 0 || !same_form(&c->base.insn[i], &vc->insn[j])) {
 			snprintf(buf, size, "the build with N=%lld has %.60s at "
 				 "+0x%lx where the baseline has %.60s",
