@@ -691,6 +691,11 @@ int sx_compile_inverse(const struct sx *e, const int64_t (*fit)[2], int64_t def,
 	memset(out, 0, sizeof(*out));
 	if (mentions(e, SX_UNKNOWN))
 		return -ENOTSUP;
+	/* a 32-bit result is zero-extended into its register: corrected at
+	 * 32 bits, as the span computed it (8 and 16 bits keep the rest) */
+	if (width > 32 && e->kind == SX_AND && e->b && e->b->kind == SX_CONST &&
+	    (uint64_t)e->b->v == 0xffffffffULL)	/* write_reg's 32-bit form */
+		width = 32;
 	err = emit(&o, XK_OP_REG, width, loc, 0, 0) ?:
 	      compile(e, fit, &o, COMPILE_LEAVES_ZERO, def) ?:
 	      compile(e, fit, &o, COMPILE_AT_DEF, def) ?:
