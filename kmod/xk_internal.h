@@ -53,7 +53,10 @@ struct xk_span {
 	unsigned long start_addr;	/* the critical span's first byte */
 	unsigned long func_addr;	/* the function's (safe-span ranges) */
 	unsigned long mem_addr[XK_MAX_LOCS];	/* rip-relative locations */
-	unsigned long probe_addr;	/* the probe point (kernel address) */
+	unsigned long probe_addr;	/* the rewrite probe (kernel address):
+					 * the probe point, or the start of an
+					 * emulated span */
+	unsigned long resume_addr;	/* the probe point */
 	atomic64_t hits;
 	atomic64_t faults;		/* memory writes that faulted */
 	bool const_only;		/* no program reads a register or memory */
@@ -213,6 +216,8 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs);
 void xk_rewrite_post(struct kprobe *p, struct pt_regs *regs,
 		     unsigned long flags);
 int xk_entry_handler(struct kprobe *p, struct pt_regs *regs);
+int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs);
+void xk_emulate_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags);
 int xk_exit_handler(struct kprobe *p, struct pt_regs *regs);
 void xk_regs_to_array(const struct pt_regs *r, u64 *a);
 int xk_write_locations(struct xk_span *s, struct pt_regs *regs,

@@ -209,7 +209,7 @@ int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
  * register-reading program, memory, a thread that keeps the old value).
  * Out of line, so the fast path's frame stays small.
  */
-static noinline void rewrite_general(struct xk_span *s, struct pt_regs *regs,
+static noinline bool rewrite_general(struct xk_span *s, struct pt_regs *regs,
 				     s64 n)
 {
 	const s64 *pv = xk_span_params(s, n);
@@ -222,19 +222,21 @@ static noinline void rewrite_general(struct xk_span *s, struct pt_regs *regs,
 	 * this code; disarmed like a faulting write, nothing written */
 	if (s->desc.nr_mem_in && read_mem_inputs(s, in, &bad)) {
 		write_faulted(s, bad);
-		return;
+		return false;
 	}
 	/* a per-value span: its parameters at n (a value with no point never
 	 * gets in force; should one, the constant is disarmed, not guessed) */
 	if (s->desc.nr_points && !pv) {
 		write_faulted(s, (unsigned long)n);
-		return;
+		return false;
 	}
 	/* compute all first: a location may be another's input */
 	for (i = 0; i < s->desc.nr_locs; i++)
 		out[i] = xk_expr_eval_pv(&s->desc.locs[i].expr, in, n, pv);
-	if (!xk_write_locations(s, regs, in, out))
-		atomic64_inc(&s->hits);
+	if (xk_write_locations(s, regs, in, out))
+		return false;
+	atomic64_inc(&s->hits);
+	return true;
 }
 
 /*
@@ -310,6 +312,40 @@ void xk_rewrite_post(struct kprobe *p, struct pt_regs *regs,
 
 	if (regs->ip == s->probe_addr + s->desc.post_len)
 		xk_rewrite_handler(p, regs);
+}
+
+/*
+ * The rewrite of an emulated span (desc.emulate): kprobes calls it at the
+ * span's first instruction, in the probed context with preemption off (an
+ * int3: a probe with a post handler is never optimized). The thread
+ * enters the safe span here, so the entry is counted first (the span has
+ * no entry probe of its own: this one returns 1). Then, for a value other
+ * than the compiled-in one, everything the span leaves is written from
+ * the registers here and the thread resumes at the probe point: the span
+ * does not run. A failed write (the constant is disarmed) runs the span
+ * as compiled.
+ */
+int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	struct xk_span *s = container_of(p, struct xk_span, rewrite);
+	struct xk_const *c = s->owner;
+	s64 n;
+
+	xk_entry_handler(&s->entry, regs);
+	n = READ_ONCE(c->value);
+	if (unlikely(READ_ONCE(c->per_task)))
+		n = per_task_value(c, n);
+	if (n == c->def || READ_ONCE(c->faulted))
+		return 0;
+	if (!rewrite_general(s, regs, n))
+		return 0;
+	instruction_pointer_set(regs, s->resume_addr);
+	return 1;
+}
+
+/* Keeps kprobes from optimizing an emulated span's probe (it changes ip). */
+void xk_emulate_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
 }
 
 /* Whether a transition counts threads now (else the handlers do nothing). */
@@ -451,6 +487,8 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
  */
 bool xk_fast_possible(const struct xk_span *s)
 {
+	if (s->desc.emulate)
+		return false;	/* its handler takes the general path */
 	for (u32 i = 0; i < s->desc.nr_locs; i++) {
 		const struct xk_ioc_loc *l = &s->desc.locs[i];
 

@@ -251,9 +251,10 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 {
 	const struct xk_ioc_span *d = &s->desc;
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
-	/* where the rewrite probe sits: the probe point, or the span's last
-	 * instruction (post_len: xk_rule_check_post kept it inside the span) */
-	u64 at = d->probe - d->post_len;
+	/* where the rewrite probe sits: the probe point, the span's last
+	 * instruction (post_len: xk_rule_check_post kept it inside the span),
+	 * or its first (emulated) */
+	u64 at = d->emulate ? d->start : d->probe - d->post_len;
 	u8 live[XK_MAX_EXPECT];
 	unsigned long off, size;
 	int err;
@@ -266,10 +267,14 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		s->rewrite.symbol_name = d->func;
 		s->rewrite.offset = at;
 	}
-	if (d->post_len)
+	if (d->emulate) {
+		s->rewrite.pre_handler = xk_emulate_handler;
+		s->rewrite.post_handler = xk_emulate_post;
+	} else if (d->post_len) {
 		s->rewrite.post_handler = xk_rewrite_post;
-	else
+	} else {
 		s->rewrite.pre_handler = xk_rewrite_handler;
+	}
 	s->rewrite.flags = KPROBE_FLAG_DISABLED;
 	err = register_kprobe(&s->rewrite);
 	if (err && strchr(d->func, ':'))
@@ -298,6 +303,7 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	s->probe_addr = (unsigned long)s->rewrite.addr;
 	s->start_addr = s->probe_addr - (at - d->start);
 	s->func_addr = s->start_addr - d->start;
+	s->resume_addr = s->func_addr + d->probe;
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
 				d->func, d->start), -EFAULT;
@@ -442,6 +448,60 @@ void xk_const_destroy(struct xk_const *c)
 	kfree(c);
 }
 
+/* Whether a safe-span exit of a (probed there during transitions) is at addr. */
+static bool exit_at(const struct xk_const *a, unsigned long addr)
+{
+	for (int i = 0; i < a->nr_spans; i++) {
+		const struct xk_span *s = &a->spans[i];
+
+		for (u32 k = 0; k < s->desc.nr_exits; k++)
+			if (s->desc.exits[k] < s->desc.func_size &&
+			    s->func_addr + s->desc.exits[k] == addr)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * An emulated span's probe returns 1 (ip changed): kprobes then runs no
+ * other handler aggregated after it at that address. None of the
+ * module's own exit probes, of c or of a loaded constant, may sit at an
+ * emulated span's start, nor c's exits at another's. Runs at load, under
+ * xk_lock, once every span is validated (addresses known).
+ */
+static int emulated_alone(const struct xk_const *c, char *error)
+{
+	const struct xk_const *o;
+
+	for (int i = 0; i < c->nr_spans; i++) {
+		const struct xk_span *s = &c->spans[i];
+
+		if (!s->desc.emulate)
+			continue;
+		if (exit_at(c, s->start_addr))
+			goto clash;
+		list_for_each_entry(o, &xk_consts, node)
+			if (exit_at(o, s->start_addr))
+				goto clash;
+		continue;
+clash:
+		return xk_error(error, "span %d: a safe span ends at its first "
+				"instruction, where the module emulates it (a probe "
+				"there would not run)", i), -EBUSY;
+	}
+	list_for_each_entry(o, &xk_consts, node) {
+		for (int i = 0; i < o->nr_spans; i++) {
+			const struct xk_span *t = &o->spans[i];
+
+			if (t->desc.emulate && exit_at(c, t->start_addr))
+				return xk_error(error, "a safe span ends where %s's "
+						"span %d is emulated", o->name, i),
+				       -EBUSY;
+		}
+	}
+	return 0;
+}
+
 int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspans)
 {
 	struct xk_const *c;
@@ -555,7 +615,17 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			err = -EOPNOTSUPP;
 			goto err_destroy;
 		}
+		if (c->spans[i].desc.emulate) {
+			xk_error(req->error, "span %d: the module emulates it from its "
+				 "first instruction (emulated form), which policies "
+				 "do not support", i);
+			err = -EOPNOTSUPP;
+			goto err_destroy;
+		}
 	}
+	err = emulated_alone(c, req->error);
+	if (err)
+		goto err_destroy;
 	c->nests = spans_nest(c);
 	for (i = 0; i < c->nr_spans; i++)
 		c->spans[i].const_only = xk_fast_possible(&c->spans[i]);

@@ -123,14 +123,16 @@ static int register_tracking_flags(struct xk_const *c, u32 flags, char *error)
 
 		if (s->settle == XK_SETTLE_GONE)
 			continue;	/* its module went away: no text to probe */
-		err = register_tracking_probe(&s->entry, s->start_addr,
+		/* an emulated span's rewrite probe counts its entry itself */
+		err = s->desc.emulate ? 0 :
+		      register_tracking_probe(&s->entry, s->start_addr,
 					      xk_entry_handler, flags);
 		if (err) {
 			xk_error(error, "cannot probe the entry of the safe span %s+%#llx (%d)",
 				 s->desc.func, s->desc.start, err);
 			goto fail;
 		}
-		s->entry_registered = true;
+		s->entry_registered = !s->desc.emulate;
 		for (u32 k = 0; k < s->desc.nr_exits; k++) {
 			struct xk_exit_probe *e = &s->exit[s->nr_exit_registered];
 
@@ -199,7 +201,7 @@ static bool tracking_conflicts(const struct xk_const *c)
 
 		if (s->settle == XK_SETTLE_GONE)
 			continue;
-		if (tracking_in_the_way(s->start_addr))
+		if (!s->desc.emulate && tracking_in_the_way(s->start_addr))
 			return true;
 		for (u32 k = 0; k < s->desc.nr_exits; k++)
 			if (s->desc.exits[k] < s->desc.func_size &&

@@ -78,6 +78,10 @@ struct xk_scope_span {
 	 * module rewrites after that instruction runs; never optimized, never
 	 * settled, no policy) */
 	uint32_t post_len;
+	/* the emulated form: the rewrite probe sits at start, the module
+	 * writes the locations and resumes at probe; the span never runs
+	 * (unless the compiled-in value is in force) */
+	bool emulate;
 	/*
 	 * A per-value span (nr_points > 0): its parameters are the
 	 * immediates of the instructions at param_insn[k] in a build with

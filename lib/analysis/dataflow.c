@@ -48,12 +48,31 @@ int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2])
  * reads before overwriting it: what a variant leaves in the other bits is
  * never observed, so the fit is checked, and the runtime writes, only those.
  */
+static int read_width(const struct xk_func_code *code, size_t probe_idx, int reg,
+		      int width, bool leaves);
+
 int df_used_width(const struct xk_func_code *code, size_t probe_idx, int reg)
+{
+	return read_width(code, probe_idx, reg, 8, false);
+}
+
+/*
+ * 0 when no path from idx reads reg before overwriting it, else the bits
+ * read. Unlike df_used_width, control leaving the function counts: a
+ * tail call reads the argument registers, a return rax and the
+ * callee-saved ones (the caller's), a jump out of the function all.
+ */
+int df_reg_read(const struct xk_func_code *code, size_t idx, int reg)
+{
+	return read_width(code, idx, reg, 0, true);
+}
+
+static int read_width(const struct xk_func_code *code, size_t probe_idx, int reg,
+		      int width, bool leaves)
 {
 	size_t n = code->nr;
 	bool *seen = calloc(n, sizeof(bool));
 	size_t *stack = calloc(2 * n + 2, sizeof(size_t)), sp = 0;
-	int width = 8;
 
 	if (!seen || !stack) {
 		free(seen);
@@ -113,12 +132,90 @@ int df_used_width(const struct xk_func_code *code, size_t probe_idx, int reg)
 		}
 		if (in->is_ret && reg == XK_RAX)
 			width = 64;
+		/* a return: the caller's callee-saved registers; a relocated
+		 * jmp may be a tail call: its arguments too; any other jump out
+		 * (a switch's table) or the end: everything */
+		if (leaves && in->is_ret &&
+		    (reg == XK_RBX || reg == XK_RBP || reg >= XK_R12 ||
+		     (in->is_branch && (reg == XK_RDI || reg == XK_RSI ||
+					reg == XK_RDX || reg == XK_RCX ||
+					reg == XK_R8 || reg == XK_R9))))
+			width = 64;
+		if (leaves && ((in->is_branch && in->target < 0 && !in->is_ret) ||
+			       (!in->is_branch && !in->is_ret && !in->is_call &&
+				i + 1 == n)))
+			width = 64;
 		if (!killed)
 			sp += df_successors(code, i, stack + sp);
 	}
 	free(seen);
 	free(stack);
 	return width;
+}
+
+/* Does the instruction read the arithmetic flags? */
+bool df_reads_flags(const struct xk_insn *in)
+{
+	const char *m = in->text;
+
+	return in->is_cond || !strncmp(m, "set", 3) || !strncmp(m, "cmov", 4) ||
+	       in->id == X86_INS_SBB || in->id == X86_INS_ADC ||
+	       in->id == X86_INS_PUSHF || in->id == X86_INS_PUSHFQ ||
+	       in->id == X86_INS_LAHF;
+}
+
+/* Does it set every arithmetic flag a later instruction may test? */
+static bool kills_flags(const struct xk_insn *in)
+{
+	switch (in->id) {
+	case X86_INS_CMP: case X86_INS_TEST: case X86_INS_ADD:
+	case X86_INS_SUB: case X86_INS_AND: case X86_INS_OR:
+	case X86_INS_XOR: case X86_INS_NEG:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether a path from idx tests the flags before an instruction sets
+ * them all: a call or a return ends them (the ABI keeps none), a jump out
+ * of the function keeps them (conservatively live).
+ */
+bool df_flags_live(const struct xk_func_code *code, size_t idx)
+{
+	size_t n = code->nr;
+	bool *seen = calloc(n, sizeof(bool));
+	size_t *stack = calloc(2 * n + 2, sizeof(size_t)), sp = 0;
+	bool live = false;
+
+	if (!seen || !stack) {
+		free(seen);
+		free(stack);
+		return true;
+	}
+	stack[sp++] = idx;
+	while (sp && !live) {
+		size_t i = stack[--sp];
+		const struct xk_insn *in;
+
+		if (i >= n) {
+			live = true;	/* falls off the end */
+			continue;
+		}
+		if (seen[i])
+			continue;
+		seen[i] = true;
+		in = &code->insn[i];
+		if (df_reads_flags(in) || (in->is_branch && in->target < 0 &&
+					   !in->is_cond))
+			live = true;
+		else if (!kills_flags(in) && !in->is_call && !in->is_ret)
+			sp += df_successors(code, i, stack + sp);
+	}
+	free(seen);
+	free(stack);
+	return live;
 }
 
 /* ---- the safe span: a forward thin slice ---- */

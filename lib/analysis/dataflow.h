@@ -24,6 +24,12 @@ void span_refuse(struct xk_scope_span *sp, const char *fmt, ...)
 int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2]);
 /* How many low bits of reg the code from probe_idx on reads (8 to 64). */
 int df_used_width(const struct xk_func_code *code, size_t probe_idx, int reg);
+/* 0 when nothing from idx on (or after the function) reads reg, else the
+ * bits read. */
+int df_reg_read(const struct xk_func_code *code, size_t idx, int reg);
+/* Whether the arithmetic flags are tested from idx on before all are set. */
+bool df_flags_live(const struct xk_func_code *code, size_t idx);
+bool df_reads_flags(const struct xk_insn *in);
 /*
  * The safe span of sp from its probe point: ranges, exits, escapes and
  * slice length. -ENOTSUP (with sp->why) when a limit would cut it short.

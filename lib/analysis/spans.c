@@ -34,6 +34,7 @@ struct func_ctx {
 	bool *leader;				/* starts a basic block */
 	bool *target;				/* some branch jumps here */
 	bool *seed;
+	bool *other;				/* changes, but is no seed */
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
 };
@@ -48,6 +49,7 @@ static void free_ctx(struct func_ctx *c)
 	free(c->leader);
 	free(c->target);
 	free(c->seed);
+	free(c->other);
 }
 
 static int mark_blocks(struct func_ctx *c)
@@ -57,7 +59,8 @@ static int mark_blocks(struct func_ctx *c)
 	c->leader = calloc(n + 1, sizeof(bool));
 	c->target = calloc(n + 1, sizeof(bool));
 	c->seed = calloc(n + 1, sizeof(bool));
-	if (!c->leader || !c->target || !c->seed)
+	c->other = calloc(n + 1, sizeof(bool));
+	if (!c->leader || !c->target || !c->seed || !c->other)
 		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	c->leader[0] = true;
 	for (size_t i = 0; i < n; i++) {
@@ -127,11 +130,12 @@ static bool objtool_site(const struct func_ctx *c, size_t i)
  * differences (instructions scheduled elsewhere, a form that changes) are
  * not seeds; a function that differs without any seed is reported.
  */
-static int find_seeds(struct func_ctx *c, bool *other_diff)
+static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other)
 {
 	int nr = 0;
 
 	*other_diff = false;
+	*first_other = -1;
 	for (size_t i = 0; i < c->base.nr; i++) {
 		int64_t vb, vv;
 		bool matched = true, moved = false;
@@ -150,8 +154,12 @@ static int find_seeds(struct func_ctx *c, bool *other_diff)
 				moved = true;
 		}
 		c->seed[i] = matched && moved;
-		if (!c->seed[i] && (!matched || moved))
+		c->other[i] = !c->seed[i] && (!matched || moved);
+		if (c->other[i]) {
 			*other_diff = true;
+			if (*first_other < 0)
+				*first_other = (ssize_t)i;
+		}
 
 		nr += c->seed[i];
 	}
@@ -159,6 +167,20 @@ static int find_seeds(struct func_ctx *c, bool *other_diff)
 }
 
 /* Runs [start, end] of code; the seeds' immediates become parameters. */
+static int run_span_stores(const struct xk_func_code *code, const bool *seed,
+			   size_t start, size_t end, bool mem_inputs,
+			   bool all_stores, struct sx_state *s)
+{
+	int err = sx_init(s);
+
+	s->no_mem_inputs = !mem_inputs;
+	s->all_stores = all_stores;
+
+	for (size_t i = start; i <= end && !err; i++)
+		err = sx_step(s, &code->insn[i], seed && seed[i]);
+	return err;
+}
+
 static int run_span(const struct xk_func_code *code, const bool *seed,
 		    size_t start, size_t end, bool mem_inputs,
 		    struct sx_state *s)
@@ -186,6 +208,7 @@ static bool inputs_live(const struct sx_state *s)
 struct span_work {
 	size_t start, end;		/* instruction indices, inclusive */
 	bool inverse;			/* inputs overwritten: inverse form */
+	bool emulate;			/* ... or emulated from its start */
 	bool mem_inputs;		/* memory read in the span: inputs */
 	bool per_value;			/* parameters not affine in N: per value */
 	__s64 pv[GEN_NR_VARIANTS][XK_MAX_PARAMS];	/* ... in each variant */
@@ -306,6 +329,140 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 	return 0;
 }
 
+/* Instructions of [start, end] that write memory. */
+static int nr_stores(const struct func_ctx *c, size_t start, size_t end)
+{
+	int nr = 0;
+
+	for (size_t i = start; i <= end; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+
+		for (int o = 0; o < in->x86.op_count; o++)
+			if (in->x86.operands[o].type == X86_OP_MEM &&
+			    (in->x86.operands[o].access & CS_AC_WRITE)) {
+				nr++;
+				break;
+			}
+	}
+	return nr;
+}
+
+/*
+ * The emulated form, the last one tried (a span that overwrites its own
+ * input, which no other form can correct at the probe point): the rewrite
+ * probe sits on the span's first instruction, where every input is still
+ * live, and the module writes everything the span leaves that the code
+ * after it reads -- each register it writes that a path reads later
+ * (df_reg_read: leaving the function counts), the flags when a path tests
+ * them (df_flags_live), its one store -- then resumes after the span,
+ * which does not run. So the span must be straight-line code no path
+ * enters in its middle, whose every effect the model knows.
+ */
+static int choose_emulated(struct func_ctx *c, struct span_work *w,
+			   struct xk_scope_span *sp)
+{
+	struct sx_state *s = &w->s;
+	size_t next = w->end + 1;
+	struct sx *fl = sx_flags(s);
+	bool derived = false;
+
+	for (size_t i = w->start; i <= w->end; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+
+		if (in->is_branch || in->is_call || in->is_ret) {
+			span_refuse(sp, "emulated form: +0x%lx %s leaves the span",
+				    (unsigned long)in->off, in->text);
+			return -ENOTSUP;
+		}
+		if (i > w->start && c->target[i]) {
+			span_refuse(sp, "emulated form: +0x%lx inside the span is a "
+				    "branch target", (unsigned long)in->off);
+			return -ENOTSUP;
+		}
+	}
+	if (next >= c->base.nr) {
+		span_refuse(sp, "the span ends the function");
+		return -ENOTSUP;
+	}
+	if (s->flags_read_first) {
+		span_refuse(sp, "emulated form: the span tests flags set before it");
+		return -ENOTSUP;
+	}
+	if (nr_stores(c, w->start, w->end) > (s->has_store ? 1 : 0)) {
+		span_refuse(sp, "emulated form: the span writes memory the model "
+			    "does not name");
+		return -ENOTSUP;
+	}
+	sp->nr_locs = 0;
+	if (s->has_store) {
+		struct xk_scope_loc *l = &sp->locs[sp->nr_locs];
+
+		if (s->st_base < XK_NR_REGS && s->reg_written[s->st_base]) {
+			span_refuse(sp, "the store's base register changes in the span");
+			return -ENOTSUP;
+		}
+		l->kind = XK_LOC_MEM;
+		l->base = s->st_base;
+		l->disp = s->st_disp;
+		l->rip_end = s->st_rip_end;
+		l->width = s->st_width;
+		derived |= sx_uses_params(s->st_val);
+		w->loc_expr[sp->nr_locs++] = s->st_val;
+	}
+	for (int r = 0; r < XK_NR_REGS; r++) {
+		int width;
+
+		if (!s->reg_written[r])
+			continue;
+		if (r == XK_RSP) {
+			span_refuse(sp, "emulated form: the span moves the stack pointer");
+			return -ENOTSUP;
+		}
+		width = df_reg_read(&c->base, next, r);
+		if (!width)
+			continue;
+		if (sp->nr_locs == XK_MAX_LOCS) {
+			span_refuse(sp, "emulated form: more than %d locations are "
+				    "read after the span", XK_MAX_LOCS);
+			return -ENOTSUP;
+		}
+		sp->locs[sp->nr_locs].kind = r;
+		sp->locs[sp->nr_locs].width = width;
+		derived |= sx_uses_params(s->reg[r]);
+		w->loc_expr[sp->nr_locs++] = s->reg[r];
+	}
+	if (!s->fl_from_start && df_flags_live(&c->base, next)) {
+		if (!fl) {
+			span_refuse(sp, "emulated form: the flags the span leaves are "
+				    "tested after it, and the model does not know them");
+			return -ENOTSUP;
+		}
+		if (sp->nr_locs == XK_MAX_LOCS) {
+			span_refuse(sp, "emulated form: more than %d locations are "
+				    "read after the span", XK_MAX_LOCS);
+			return -ENOTSUP;
+		}
+		sp->locs[sp->nr_locs].kind = XK_LOC_FLAGS;
+		sp->locs[sp->nr_locs].width = 64;
+		derived |= sx_uses_params(fl);
+		w->loc_expr[sp->nr_locs++] = fl;
+	}
+	if (!derived) {
+		span_refuse(sp, "the span leaves no live register, flag or store "
+			     "derived from the constant");
+		return -ENOTSUP;
+	}
+	if (sp->nr_locs == 2)
+		sp->cls = XK_SPAN_DUAL;
+	else if (sp->locs[0].kind == XK_LOC_MEM)
+		sp->cls = XK_SPAN_MEMORY;
+	else if (sp->locs[0].kind == XK_LOC_FLAGS)
+		sp->cls = XK_SPAN_FLAGS;
+	else
+		sp->cls = XK_SPAN_REGISTER;
+	return 0;
+}
+
 /*
  * immediate = a*N + b for baseline instruction i (whose immediate is y0 at
  * the default), from the two fit variants: the first gives a, the second
@@ -400,12 +557,37 @@ static bool same_form(const struct xk_insn *a, const struct xk_insn *b)
 
 /*
  * Whether variant v's function is the baseline's in every instruction but
- * immediates: a per-value span's parameters from that build mean what the
- * baseline's code would compute with them only then. NULL, or at which
- * instruction it differs (a reason, in buf).
+ * immediates, and those only inside spans (t's supported spans of this
+ * function; at analysis, t NULL: the seeds): a per-value span's
+ * parameters from that build mean what the baseline's code would compute
+ * with them only then. NULL, or at which instruction it differs (a
+ * reason, in buf).
  */
-static const char *same_shape(const struct func_ctx *c, int v, char *buf,
-			      size_t size)
+/* Whether instruction i of the baseline lies inside a supported span of t
+ * in the function of c (with NULL: whether it is a seed). */
+static bool in_some_span(const struct func_ctx *c, const struct xk_scope *t,
+			 size_t i)
+{
+	uint64_t off = c->base.insn[i].off;
+
+	if (!t)
+		return c->seed[i];
+	for (int k = 0; k < t->nr_spans; k++) {
+		const struct xk_scope_span *sp = &t->spans[k];
+		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+							    sp->func;
+
+		if (sp->cls != XK_SPAN_UNSUPPORTED && !strcmp(name, c->fb->name) &&
+		    sp->func_size == c->fb->sym.st_size &&
+		    !strcmp(sp->object, c->in->object) &&
+		    off >= sp->start && off < sp->probe)
+			return true;
+	}
+	return false;
+}
+
+static const char *same_shape_in(const struct func_ctx *c, int v,
+				 const struct xk_scope *t, char *buf, size_t size)
 {
 	const struct xk_func_code *vc = &c->var[v];
 	size_t vnr = vc->nr;
@@ -434,8 +616,24 @@ static const char *same_shape(const struct func_ctx *c, int v, char *buf,
 				 c->base.insn[i].text);
 			return buf;
 		}
+		/* an immediate that moves outside every span: unmodelled */
+		if (strcmp(c->base.insn[i].norm, vc->insn[j].norm) &&
+		    !in_some_span(c, t, i)) {
+			snprintf(buf, size, "the build with N=%lld has %.40s at "
+				 "+0x%lx, outside the spans, where the baseline "
+				 "has %.40s", (long long)c->in->variant[v].value,
+				 vc->insn[j].text, (unsigned long)c->base.insn[i].off,
+				 c->base.insn[i].text);
+			return buf;
+		}
 	}
 	return NULL;
+}
+
+static const char *same_shape(const struct func_ctx *c, int v, char *buf,
+			      size_t size)
+{
+	return same_shape_in(c, v, NULL, buf, size);
 }
 
 /*
@@ -683,6 +881,130 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 	return err;
 }
 
+/*
+ * The emulated form against variant v, by value: from the same registers
+ * at the span's start, everything the code after the span reads must be
+ * what the variant's own span leaves -- each register a path reads after
+ * it (the programs' value where the span writes it, else the register
+ * untouched), the flags when tested, the store (same address, value).
+ */
+static int check_emulated(struct func_ctx *c, struct span_work *w,
+			  struct xk_scope_span *sp, int v)
+{
+	const struct xk_func_code *vc = &c->var[v];
+	int64_t n = c->in->variant[v].value;
+	ssize_t vs = c->match[v][w->start], ve = c->match[v][w->end + 1];
+	const __s64 *pv = w->per_value ? w->pv[v] : NULL;
+	struct sx_prog want[XK_NR_REGS + 2];
+	int width[XK_NR_REGS + 2], loc_of[XK_NR_REGS + 2];
+	struct sx_state vsx;
+	uint64_t st = 0x9e3779b97f4a7c15ULL;
+	int err = 0;
+
+	if (vs < 0 && w->start > 0 && c->match[v][w->start - 1] >= 0)
+		vs = c->match[v][w->start - 1] + 1;
+	if (vs < 0 || ve < 0 || ve <= vs) {
+		span_refuse(sp, "check with N=%lld: the span cannot be found in "
+			     "that build", (long long)n);
+		return -ENOTSUP;
+	}
+	memset(want, 0, sizeof(want));
+	err = sx_init(&vsx);
+	vsx.all_stores = true;
+	vsx.nr_mem_in = w->s.nr_mem_in;
+	memcpy(vsx.mem_in, w->s.mem_in, sizeof(vsx.mem_in));
+	for (ssize_t i = vs; i < ve && !err; i++)
+		err = sx_step(&vsx, &vc->insn[i], false);
+	if (err) {
+		span_refuse(sp, "check with N=%lld: %s", (long long)n, vsx.why);
+		sx_free(&vsx);
+		return -ENOTSUP;
+	}
+	/* what is compared: slot r < 16 a register, 16 the flags, 17 memory */
+	for (int r = 0; r < XK_NR_REGS + 2 && !err; r++) {
+		struct sx *e = NULL;
+
+		loc_of[r] = -1;
+		for (int l = 0; l < sp->nr_locs; l++)
+			if (sp->locs[l].kind == (r < XK_NR_REGS ? r :
+						 r == XK_NR_REGS ? XK_LOC_FLAGS :
+						 XK_LOC_MEM))
+				loc_of[r] = l;
+		if (r < XK_NR_REGS) {
+			width[r] = df_reg_read(&c->base, w->end + 1, r);
+			e = vsx.reg_written[r] ? vsx.reg[r] : NULL;
+		} else if (r == XK_NR_REGS) {
+			width[r] = loc_of[r] >= 0 ? 64 : 0;
+			e = sx_flags(&vsx);
+		} else {
+			width[r] = loc_of[r] >= 0 ? sp->locs[loc_of[r]].width : 0;
+			e = vsx.has_store ? vsx.st_val : NULL;
+			if (width[r] && (!vsx.has_store || vsx.st_base != w->s.st_base ||
+					 (vsx.st_base != XK_BASE_RIP &&
+					  vsx.st_disp != w->s.st_disp))) {
+				span_refuse(sp, "check with N=%lld: that build stores "
+					    "elsewhere", (long long)n);
+				err = -ENOTSUP;
+			}
+		}
+		if (!width[r] || err)
+			continue;
+		if (!e && r >= XK_NR_REGS) {
+			span_refuse(sp, "check with N=%lld: that build's span leaves "
+				    "no %s", (long long)n, r == XK_NR_REGS ?
+				    "flags the model knows" : "store");
+			err = -ENOTSUP;
+		} else if (e && sx_prog_compile(e, NULL, 0, &want[r])) {
+			span_refuse(sp, "check with N=%lld: that build's %s has an "
+				    "expression past the analysis' limit of %d nodes",
+				    (long long)n, r < XK_NR_REGS ? xk_reg_name(r) :
+				    "state", SX_PROG_MAX_NODES);
+			err = -ENOTSUP;
+		}
+	}
+	for (int t = 0; t < 256 && !err; t++) {
+		__u64 regs[XK_NR_INPUTS];
+
+		for (int r = 0; r < XK_NR_INPUTS; r++) {
+			uint64_t x = rnd(&st);
+
+			if (t < 64)
+				regs[r] = (uint64_t)((t % 16) - 4 + r % 3);
+			else if (t < 160)
+				regs[r] = x % (uint64_t)(4 * (n > 0 ? n : 1) + 8);
+			else
+				regs[r] = x;
+		}
+		for (int r = XK_NR_REGS; r < XK_NR_INPUTS; r++)
+			regs[r] &= xk_mask(r - XK_NR_REGS < w->s.nr_mem_in ?
+					   w->s.mem_in[r - XK_NR_REGS].width : 64);
+		for (int r = 0; r < XK_NR_REGS + 2 && !err; r++) {
+			uint64_t m = r == XK_NR_REGS ? XK_EFLAGS_ARITH : xk_mask(width[r]);
+			uint64_t got, exp;
+
+			if (!width[r])
+				continue;
+			exp = want[r].insn ? sx_prog_eval(&want[r], regs) : regs[r];
+			got = loc_of[r] >= 0 ?
+			      xk_expr_eval_pv(&sp->locs[loc_of[r]].expr, regs, n, pv) :
+			      regs[r];
+			if ((exp & m) != (got & m)) {
+				span_refuse(sp, "check with N=%lld: the emulated %s is "
+					    "%#llx where that build leaves %#llx",
+					    (long long)n, r < XK_NR_REGS ? xk_reg_name(r) :
+					    r == XK_NR_REGS ? "flags" : "store",
+					    (unsigned long long)(got & m),
+					    (unsigned long long)(exp & m));
+				err = -ENOTSUP;
+			}
+		}
+	}
+	for (int r = 0; r < XK_NR_REGS + 2; r++)
+		sx_prog_free(&want[r]);
+	sx_free(&vsx);
+	return err;
+}
+
 static int compile_locations(struct func_ctx *c, struct span_work *w,
 			     struct xk_scope_span *sp)
 {
@@ -783,7 +1105,8 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 		return -ENOTSUP;
 	}
 	sp->post_len = 0;
-	if (c->target[p] && place_post(c, w, sp))
+	/* emulated: the probe is the span's start; resuming at a join is fine */
+	if (!w->emulate && c->target[p] && place_post(c, w, sp))
 		return -ENOTSUP;
 	pi = &c->base.insn[p];
 	sp->start = c->base.insn[w->start].off;
@@ -829,6 +1152,9 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 		sp->optimizable = false;
 	if (sp->post_len)
 		sp->optimizable = false;	/* a post handler is never jumped to */
+	sp->emulate = w->emulate;
+	if (w->emulate)
+		sp->optimizable = false;	/* it changes ip: int3 only */
 	return 0;
 }
 
@@ -848,8 +1174,8 @@ static int locate_imms(const struct func_ctx *c, const struct span_work *w,
 	sp->nr_imms = 0;
 	if (sp->post_len)
 		return 0;	/* settle guards and rewrites at the probe point */
-	if (w->per_value)
-		return 0;	/* no a*N + b to write in the text */
+	if (w->per_value || w->emulate)
+		return 0;	/* no a*N + b to write, or the text never runs */
 	for (size_t i = w->start; i <= w->end; i++) {
 		bool param = false;
 
@@ -915,15 +1241,22 @@ static int obey_rules(struct xk_scope_span *sp)
  * alone, the result corrected by what the parameters add).
  */
 static int analyse_form(struct func_ctx *c, size_t start, size_t end,
-			bool inverse, bool mem_inputs, struct xk_scope_span *sp)
+			bool inverse, bool mem_inputs, bool emulate,
+			struct xk_scope_span *sp)
 {
 	struct span_work w = { .start = start, .end = end, .inverse = inverse,
-			       .mem_inputs = mem_inputs };
-	char why_not[192] = "no other build";
+			       .mem_inputs = mem_inputs, .emulate = emulate };
+	char why_not[200] = "no other build";
 	enum xk_span_class cls;
 	int err;
 
-	if (inverse) {
+	if (emulate) {
+		err = run_span_stores(&c->base, c->seed, start, end, true, true,
+				      &w.s);
+		if (err == -ENOTSUP)
+			span_refuse(sp, "symbolic execution: %s", w.s.why);
+		err = err ?: choose_emulated(c, &w, sp);
+	} else if (inverse) {
 		err = run_span(&c->base, c->seed, start, end, false, &w.s);
 		if (err == -ENOTSUP)
 			span_refuse(sp, "symbolic execution: %s", w.s.why);
@@ -932,7 +1265,7 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	} else {
 		err = grow_span(c, &w, sp);
 	}
-	err = err ?: choose_locations(c, &w, sp);
+	err = err ?: emulate ? 0 : choose_locations(c, &w, sp);
 	err = err ?: fit_params(c, &w, sp);
 	err = err ?: compile_locations(c, &w, sp);
 	err = err ?: place_probe(c, &w, sp);
@@ -940,7 +1273,8 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
 		if (w.per_value && !w.usable[v])
 			continue;
-		err = check_variant(c, &w, sp, v);
+		err = emulate ? check_emulated(c, &w, sp, v) :
+				check_variant(c, &w, sp, v);
 		/* per value: a build of another shape gives no point; one of
 		 * the baseline's shape that the program misses refuses it */
 		if (err == -ENOTSUP && w.per_value &&
@@ -971,29 +1305,39 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 {
 	struct xk_scope_span first = *sp;
 	char inv[sizeof(sp->why)];
-	int err = analyse_form(c, start, end, false, false, sp);
+	char emu[sizeof(sp->why)];
+	int err = analyse_form(c, start, end, false, false, false, sp);
+
 	if (err != -ENOTSUP)
 		return err;
 	first = *sp;
 	sp->why[0] = '\0';
-	err = analyse_form(c, start, end, true, false, sp);
+	err = analyse_form(c, start, end, true, false, false, sp);
 	if (err != -ENOTSUP)
 		return err;
 	xk_strlcpy(inv, sp->why, sizeof(inv));
 	/*
 	 * The exact form again, values read from memory in the span taken as
-	 * inputs that the runtime reads at the probe point: last, so that
-	 * every span the other forms support keeps its form (no read per hit)
+	 * inputs that the runtime reads at the probe point: so that every
+	 * span the other forms support keeps its form (no read per hit)
 	 */
 	*sp = first;
 	sp->why[0] = '\0';
-	err = analyse_form(c, start, end, false, true, sp);
+	err = analyse_form(c, start, end, false, true, false, sp);
 	if (err != -ENOTSUP)
 		return err;
+	/* last, the emulated form: its int3 skips the span (never optimized,
+	 * never settled, no policy) */
+	*sp = first;
+	sp->why[0] = '\0';
+	err = analyse_form(c, start, end, false, true, true, sp);
+	if (err != -ENOTSUP)
+		return err;
+	xk_strlcpy(emu, sp->why, sizeof(emu));
 	/* the reasons of the forms without memory inputs: the exact one first */
 	*sp = first;
 	snprintf(sp->why + strlen(sp->why), sizeof(sp->why) - strlen(sp->why),
-		 "; inverse form: %s", inv);
+		 "; inverse form: %s; %s", inv, emu);
 	return 0;
 }
 
@@ -1027,13 +1371,14 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 {
 	struct func_ctx c = { .fb = fb, .in = in, .obj = obj };
 	bool other_diff;
-	int err;
+	ssize_t other;
+	int err, first_span;
 
 	err = xk_disasm_func(fb, &c.base) ?: mark_blocks(&c) ?:
 	      align_variants(&c, NULL);
 	if (err)
 		goto out;
-	if (!find_seeds(&c, &other_diff)) {
+	if (!find_seeds(&c, &other_diff, &other)) {
 		struct xk_scope_span *sp;
 
 		/* the code moved, but no immediate carries the constant */
@@ -1044,6 +1389,7 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		}
 		goto out;
 	}
+	first_span = t->nr_spans;
 	/* seeds of one basic block, a few instructions apart, form one span */
 	for (size_t i = 0; i < c.base.nr && !err; i++) {
 		struct xk_scope_span *sp;
@@ -1087,6 +1433,34 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 			}
 		}
 		i = end;
+	}
+	/*
+	 * An instruction that changes with the constant outside every span
+	 * (another form or schedule there, no immediate that moves): the
+	 * spans alone would run a kernel built with neither value. The
+	 * instructions inside a supported span are its check's business.
+	 */
+	for (size_t i = 0; i < c.base.nr && !err && other_diff; i++) {
+		uint64_t off = c.base.insn[i].off;
+		bool covered = false;
+		struct xk_scope_span *sp;
+
+		if (!c.other[i])
+			continue;
+		for (int k = first_span; k < t->nr_spans && !covered; k++)
+			covered = t->spans[k].cls != XK_SPAN_UNSUPPORTED &&
+				  off >= t->spans[k].start && off < t->spans[k].probe;
+		if (covered)
+			continue;
+		err = add_span(t, in, fb, &sp);
+		if (!err) {
+			span_refuse(sp, "the code changes with the constant outside "
+				    "its spans: +0x%lx %s (a different instruction "
+				    "form or schedule)", (unsigned long)off,
+				    c.base.insn[i].text);
+			sp->start = off;
+		}
+		break;
 	}
 out:
 	free_ctx(&c);
@@ -1179,8 +1553,8 @@ static struct xk_sym *span_function(struct xk_obj *o, const struct xk_scope_span
  * same 256 inputs as xk gen's checks. -ENOTSUP with the reason in why.
  */
 static int point_of_span(const struct gen_input *in, const struct xk_obj *base,
-			 const struct xk_scope_span *sp, __s64 *params,
-			 char *why, size_t why_size)
+			 const struct xk_scope *t, const struct xk_scope_span *sp,
+			 __s64 *params, char *why, size_t why_size)
 {
 	struct xk_obj *bo = (struct xk_obj *)base;
 	struct xk_sym *f = span_function(bo, sp);
@@ -1208,7 +1582,7 @@ static int point_of_span(const struct gen_input *in, const struct xk_obj *base,
 	err = xk_align(&c.base, &c.var[0], c.match[0]);
 	if (err)
 		goto out;
-	if (same_shape(&c, 0, shape, sizeof(shape))) {
+	if (same_shape_in(&c, 0, t, shape, sizeof(shape))) {
 		snprintf(why, why_size, "%s", shape);
 		err = -ENOTSUP;
 		goto out;
@@ -1290,7 +1664,7 @@ int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->nr_points <= 0 ||
 		    strcmp(sp->object, in->object))
 			continue;
-		err = point_of_span(in, &base, sp, rows[i], why, sizeof(why));
+		err = point_of_span(in, &base, t, sp, rows[i], why, sizeof(why));
 		if (err == -ENOTSUP)
 			err = xk_err(-ENOTSUP, "%s = %lld cannot be retuned: span %d "
 					       "(%s+%#llx, per-value form): %s",

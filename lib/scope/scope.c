@@ -104,6 +104,8 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	fprintf(f, "optimizable %s\n", s->optimizable ? "yes" : "no");
 	if (s->post_len)
 		fprintf(f, "post %u\n", s->post_len);
+	if (s->emulate)
+		fputs("emulate\n", f);
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
 			(long long)s->fit[k][1]);
@@ -272,6 +274,7 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	d->nr_ranges = s->nr_ranges;
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 	d->post_len = s->post_len;
+	d->emulate = s->emulate;
 	d->nr_points = s->nr_points > 0 ? s->nr_points : 0;
 	for (int j = 0; j < s->nr_points && j < XK_MAX_POINTS; j++)
 		d->points[j] = s->points[j];
@@ -544,6 +547,8 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			if (*p || k != s->nr_params)
 				return bad(r, "point N P0 P1 ... (one per fit)");
 			s->nr_points = j + 1;
+		} else if (!strcmp(r->cur, "emulate")) {
+			s->emulate = true;
 		} else if (!strncmp(r->cur, "post ", 5)) {
 			unsigned int len;
 

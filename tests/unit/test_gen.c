@@ -96,10 +96,35 @@ EXPECT(GOLDEN, G_SCALE, { "golden_scale", XK_SPAN_UNSUPPORTED, 0, 0,
 EXPECT(GOLDEN, G_TWICE, { "golden_twice_a", XK_SPAN_REGISTER, 1, 0, NULL },
 			{ "golden_twice_b", XK_SPAN_FLAGS, 1, 0, NULL })
 EXPECT(GOLDEN, G_STORE, { "golden_store", XK_SPAN_MEMORY, 1, 0, NULL })
-/* x / 7 reads x from the argument register it overwrites; no other form
- * reproduces the builds with 8 (a shift) or 14 by value */
-EXPECT(GOLDEN, G_DIV, { "golden_div", XK_SPAN_UNSUPPORTED, 0, 0,
-			"overwritten inside it" })
+/*
+ * x / 7: a multiply by 0x92492493 and `sar $2`. The shift alone is a span
+ * (per value, emulated: 2 at 7, 3 at 14, which share the multiplier), but
+ * the build with 8 (a shift, no multiply) changes code outside any span:
+ * the constant is refused there, by name, never half-applied.
+ */
+static int division_changes_code_outside_its_spans(void)
+{
+	struct xk_scope t;
+	int refused = 0, shift = 0;
+
+	CHECK(gen(GOLDEN, "G_DIV", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		CHECK(!strcmp(s->func, "golden_div"));
+		if (s->cls == XK_SPAN_UNSUPPORTED) {
+			refused += !!strstr(s->why, "changes with the constant "
+					    "outside its spans");
+			continue;
+		}
+		shift++;
+		CHECK(s->emulate && s->nr_points >= 2 && s->points[0].n == 7 &&
+		      s->points[0].p[0] == 2);
+	}
+	CHECK(refused == 1 && shift == 1);
+	xk_scope_free(&t);
+	return 0;
+}
 EXPECT(GOLDEN, G_INLINE, { "golden_inl_a", XK_SPAN_REGISTER, 1, 0, NULL },
 			 { "golden_inl_b", XK_SPAN_REGISTER, 1, 0, NULL })
 EXPECT(GOLDEN, G_HOLD, { "golden_hold", XK_SPAN_REGISTER, 1, 0, NULL })
@@ -298,6 +323,42 @@ static int ewma_factor_is_per_value(void)
 	return 0;
 }
 
+/*
+ * The emulated form: bbr_rate_bytes_per_sec() scales the rate in place,
+ * `imul $990000, %rax, %rax` (100 - N percent of USEC_PER_SEC / 100): no
+ * probe after it can recompute the product, so each copy is emulated from
+ * the imul itself (the module's rule accepts the skipped bytes), never
+ * optimized or settled, and computes what a build with N computes.
+ */
+static int bbr_margin_is_emulated(void)
+{
+	__u64 regs[XK_NR_INPUTS] = { 0 };
+	struct xk_scope t;
+	int nr = 0;
+
+	CHECK(gen(STOCK, "BBR_PACING_MARGIN_PERCENT", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+		struct xk_ioc_span d;
+
+		CHECK(s->cls == XK_SPAN_REGISTER && !strncmp(s->func, "tcp_bbr:", 8));
+		if (!s->emulate)
+			continue;
+		nr++;
+		CHECK(!s->optimizable && s->nr_imms == 0 && s->post_len == 0);
+		CHECK(s->fit[0][0] == -10000 && s->fit[0][1] == 1000000);
+		CHECK(s->expect[0] == 0x48 && s->expect[1] == 0x69);	/* imul */
+		xk_scope_span_to_ioc(s, &d);
+		CHECK(d.emulate == 1 && !xk_ioc_span_check(&d));
+		regs[s->locs[0].kind] = 3;
+		regs[XK_RAX] = regs[XK_RSI] = 3;
+		CHECK(xk_expr_eval(&s->locs[0].expr, regs, 20) == 3 * 800000);
+	}
+	CHECK(nr == t.nr_spans && nr >= 3);
+	xk_scope_free(&t);
+	return 0;
+}
+
 /* the BLK span where 32 -> 64 changes the instruction: checked by value */
 static int blk_span_is_the_sbb_sequence(void)
 {
@@ -484,7 +545,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
-		T(G_TWICE_spans), T(G_STORE_spans), T(G_DIV_spans),
+		T(G_TWICE_spans), T(G_STORE_spans), T(division_changes_code_outside_its_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),
@@ -495,7 +556,7 @@ int main(void)
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
 		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
 		T(plug_flush_reads_memory), T(io_uring_clamp_is_probed_on_its_instruction),
-		T(ewma_factor_is_per_value),
+		T(ewma_factor_is_per_value), T(bbr_margin_is_emulated),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),

@@ -97,6 +97,45 @@ static int round_trip(void)
 	return 0;
 }
 
+/*
+ * A per-value span reads back with its parameters' instructions and
+ * points; points that break the rule (none at the default, one outside
+ * the bounds, a value twice) are refused with the rule named.
+ */
+static int per_value_points_round_trip(void)
+{
+	struct xk_scope t, r;
+	struct xk_scope_span s;
+
+	sample(&t, &s);
+	s.fit[0][0] = 0;
+	s.fit[0][1] = 63;
+	s.param_insn[0] = 0x26;
+	s.nr_points = 3;
+	s.points[0] = (struct xk_point){ .n = 32, .p = { 63 } };
+	s.points[1] = (struct xk_point){ .n = 100, .p = { 199 } };
+	s.points[2] = (struct xk_point){ .n = 7, .p = { -5 } };
+	s.locs[0].expr.insn[1].reg = 0;
+	CHECK(xk_scope_write(&t, path) == 0);
+	CHECK(xk_scope_read(path, &r) == 0);
+	CHECK(r.spans[0].nr_points == 3 && r.spans[0].param_insn[0] == 0x26);
+	CHECK(r.spans[0].points[1].n == 100 && r.spans[0].points[1].p[0] == 199);
+	CHECK(r.spans[0].points[2].n == 7 && r.spans[0].points[2].p[0] == -5);
+	xk_scope_free(&r);
+	s.points[0].n = 33;		/* no point at the default */
+	CHECK(xk_scope_write(&t, path) == -EINVAL);
+	CHECK(strstr(xk_last_error(), "no point at the compiled-in value"));
+	s.points[0].n = 32;
+	s.points[2].n = 1000;		/* outside [1, 512] */
+	CHECK(xk_scope_write(&t, path) == -EINVAL);
+	CHECK(strstr(xk_last_error(), "outside the bounds"));
+	s.points[2].n = 100;
+	CHECK(xk_scope_write(&t, path) == -EINVAL);
+	CHECK(strstr(xk_last_error(), "two points"));
+	unlink(path);
+	return 0;
+}
+
 /* Replaces the first line starting with `key` and expects a refusal. */
 static int refuse_with(const char *key, const char *line, const char *msg)
 {
@@ -238,10 +277,88 @@ static int flags_match_the_cpu(void)
 	return 0;
 }
 
+/*
+ * What the emulated form may skip (xk_rule_decode_plain, the module's
+ * rule): the lengths of plain instructions as the CPU decodes them, which
+ * of them store, and nothing that branches, calls, traps, locks, takes a
+ * segment or divides. A skipped span stores only at its own location.
+ */
+static int emulated_skips_only_plain_instructions(void)
+{
+	static const struct {
+		unsigned char b[12];
+		unsigned int n, len;
+		int store, masked;	/* masked: byte index left uncompared */
+	} cases[] = {
+		{ { 0x48, 0x69, 0xc0, 0x30, 0x1b, 0x0f, 0x00 }, 7, 7, 0, -1 },
+		{ { 0x48, 0xc1, 0xe8, 0x18 }, 4, 4, 0, -1 },
+		{ { 0x8b, 0x87, 0xc8, 0x04, 0x00, 0x00 }, 6, 6, 0, -1 },
+		{ { 0x89, 0x87, 0xc8, 0x04, 0x00, 0x00 }, 6, 6, 1, -1 },
+		{ { 0x41, 0x0f, 0xaf, 0xc0 }, 4, 4, 0, -1 },
+		{ { 0x0f, 0x4c, 0xc1 }, 3, 3, 0, -1 },
+		{ { 0x48, 0x8d, 0x04, 0x80 }, 4, 4, 0, -1 },
+		{ { 0x8d, 0x04, 0x85, 0, 0, 0, 0 }, 7, 7, 0, -1 },
+		{ { 0x66, 0xc7, 0x47, 0x10, 0x34, 0x12 }, 6, 6, 1, -1 },
+		{ { 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 }, 10, 10, 0, -1 },
+		{ { 0x83, 0x7f, 0x10, 0x05 }, 4, 4, 0, -1 },
+		{ { 0x83, 0x47, 0x10, 0x05 }, 4, 4, 1, -1 },
+		{ { 0x8b, 0x05, 0, 0, 0, 0 }, 6, 6, 0, 2 },	/* relocated rel32 */
+		{ { 0x0f, 0x94, 0xc0 }, 3, 3, 0, -1 },		/* sete al */
+		{ { 0xf7, 0xd8 }, 2, 2, 0, -1 },		/* neg eax */
+		{ { 0x48, 0x98 }, 2, 2, 0, -1 },		/* cdqe */
+		/* refused */
+		{ { 0x8b, 0x87, 0xc8, 0x04, 0x00, 0x00 }, 6, 0, 0, 0 },	/* opcode masked */
+		{ { 0x48, 0x69, 0xc0, 0x30, 0x1b }, 5, 0, 0, -1 },	/* runs past n */
+		{ { 0xe8, 0, 0, 0, 0 }, 5, 0, 0, -1 },		/* call */
+		{ { 0x0f, 0x0b }, 2, 0, 0, -1 },		/* ud2 */
+		{ { 0xf0, 0x01, 0x07 }, 3, 0, 0, -1 },		/* lock add */
+		{ { 0x65, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 }, 9, 0, 0, -1 },	/* %gs */
+		{ { 0xf7, 0xf1 }, 2, 0, 0, -1 },		/* div ecx */
+		{ { 0x74, 0x05 }, 2, 0, 0, -1 },		/* je */
+		{ { 0xc3 }, 1, 0, 0, -1 },			/* ret */
+		{ { 0xff, 0xd0 }, 2, 0, 0, -1 },		/* call *rax */
+		{ { 0x8d, 0xc0 }, 2, 0, 0, -1 },		/* lea, register form */
+		{ { 0x0f, 0x05 }, 2, 0, 0, -1 },		/* syscall */
+		{ { 0x50 }, 1, 0, 0, -1 },			/* push */
+		{ { 0xf3, 0x48, 0xab }, 3, 0, 0, -1 },		/* rep stos */
+		{ { 0xd1, 0xf0 }, 2, 0, 0, -1 },		/* shift /6 */
+		{ { 0x41, 0x90 }, 2, 0, 0, -1 },		/* xchg r8, rax */
+	};
+	/* imul; mov [rdi], eax; mov eax, [rdi] */
+	static const unsigned char span[] = { 0x48, 0x69, 0xc0, 0x30, 0x1b, 0x0f,
+					      0x00, 0x89, 0x07, 0x8b, 0x07 };
+	unsigned char mask[16];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int store = -1;
+		unsigned int len;
+
+		memset(mask, 0xff, sizeof(mask));
+		if (cases[i].masked >= 0)
+			mask[cases[i].masked] = 0;
+		len = xk_rule_decode_plain(cases[i].b, mask, cases[i].n, 0, &store);
+		if (len != cases[i].len || (len && store != cases[i].store)) {
+			printf("#   case %zu: length %u store %d, want %u %d\n", i,
+			       len, store, cases[i].len, cases[i].store);
+			return 1;
+		}
+	}
+	memset(mask, 0xff, sizeof(mask));
+	CHECK(!xk_rule_check_emulated(span, mask, 0x10, 0x10 + 7, (__u32)-1));
+	CHECK(!xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, 7));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, (__u32)-1));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, 9));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 6, (__u32)-1));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10, (__u32)-1));
+	return 0;
+}
+
 UNIT_MAIN("scope",
 	  T(round_trip),
+	  T(per_value_points_round_trip),
 	  T(malformed_tables_are_refused),
 	  T(missing_table_names_the_path),
 	  T(programs_validate),
 	  T(blk_program_computes_what_a_build_would),
-	  T(flags_match_the_cpu))
+	  T(flags_match_the_cpu),
+	  T(emulated_skips_only_plain_instructions))

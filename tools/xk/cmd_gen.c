@@ -205,6 +205,9 @@ static void print_span(const struct xk_build_result *b, int i,
 		printf("    the probe point is a branch target: rewritten after the "
 		       "span's last instruction, +0x%llx\n",
 		       (unsigned long long)(s->probe - s->post_len));
+	if (s->emulate)
+		printf("    emulated: probed at +0x%llx, the span's state written "
+		       "there and the span skipped\n", (unsigned long long)s->start);
 	for (int k = 0; k < s->nr_params && !s->nr_points; k++)
 		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
 		       (long long)s->fit[k][1]);
@@ -249,6 +252,8 @@ static void json_span(const struct xk_scope_span *s)
 	json_int(jw, "probe", s->probe);
 	json_bool(jw, "optimizable", s->optimizable);
 	json_int(jw, "post_len", s->post_len);
+	if (s->emulate)
+		json_bool(jw, "emulate", true);
 	json_begin_array(jw, "fit");
 	for (int p = 0; p < s->nr_params; p++) {
 		json_begin_array(jw, NULL);

@@ -103,6 +103,17 @@ struct xk_ioc_span {
 	 */
 	__u32 nr_points;
 	struct xk_point points[XK_MAX_POINTS];
+	/*
+	 * 1: the emulated form. The rewrite probe sits on the span's first
+	 * instruction (start), where every input is live; the module writes
+	 * the locations (everything the span leaves that is read after it)
+	 * and resumes at the probe point: the span does not run. The skipped
+	 * bytes are all compared and xk_rule_check_emulated allows them:
+	 * registers, flags and the span's own store only. Never optimized,
+	 * settled or driven by a policy.
+	 */
+	__u32 emulate;
+	__u32 pad7;
 };
 
 struct xk_ioc_version {
@@ -301,8 +312,8 @@ struct xk_ioc_status {
  */
 static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 {
+	__u32 i, store = (__u32)-1;	/* the store's offset from start */
 	const char *why;
-	__u32 i;
 
 	for (i = 0; i < XK_FUNC_MAX && d->func[i]; i++)
 		;
@@ -336,6 +347,11 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		return "more points than the limit";
 	if (d->nr_points && d->nr_imms)
 		return "a per-value span has settleable immediates";
+	if (d->emulate > 1)
+		return "malformed emulated form";
+	if (d->emulate && (d->post_len || d->nr_imms))
+		return "an emulated span is probed on its last instruction or "
+		       "settleable";
 	for (i = 0; i < d->nr_imms; i++) {
 		const struct xk_ioc_imm *m = &d->imms[i];
 
@@ -366,10 +382,17 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 						 l->rip_end, l->width, &q);
 			if (why)
 				return why;
+			store = q;
 		}
 		if (xk_expr_validate(&l->expr))
 			return "an update program is malformed";
 		why = xk_rule_check_inputs(&l->expr, d->nr_mem_in);
+		if (why)
+			return why;
+	}
+	if (d->emulate) {
+		why = xk_rule_check_emulated(d->expect, d->expect_mask, d->start,
+					     d->probe, store);
 		if (why)
 			return why;
 	}

@@ -283,6 +283,157 @@ static inline __u32 xk_rule_decode_store(const __u8 *b, const __u8 *mask,
 }
 
 /*
+ * One instruction the emulated form may skip (xk_rule_check_emulated):
+ * arithmetic, logic, compares, moves, lea, movzx/movsx, shifts, imul,
+ * cmov, setcc, cdq and nops, with an optional 66 and REX prefix, nothing
+ * that branches, calls, traps, takes a lock or a segment, or touches
+ * anything but registers, flags and plain memory. Decoded from the
+ * expected bytes at q (all of its prefixes, opcodes, ModRM and SIB
+ * compared; displacements and immediates may be relocated): its length,
+ * or 0 if it is none of them; *store: it writes memory.
+ */
+static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
+					 __u32 n, __u32 q, int *store)
+{
+	__u32 i = q, fixed, disp = 0, imm = 0;
+	__u8 rex = 0, op, op2 = 0, modrm = 0, mod = 3, rm, grp;
+	int osz = 0, has_modrm = 0, writes_rm = 0, lea = 0;
+
+	*store = 0;
+	if (i < n && b[i] == 0x66) {
+		osz = 1;
+		i++;
+	}
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		rex = b[i++];
+	if (i >= n)
+		return 0;
+	op = b[i++];
+	if (op == 0x0f) {
+		if (i >= n)
+			return 0;
+		op2 = b[i++];
+		if ((op2 & 0xf0) == 0x40 || op2 == 0xaf || op2 == 0xb6 ||
+		    op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf || op2 == 0x1f)
+			has_modrm = 1;		/* cmovcc imul movzx movsx nopl */
+		else if ((op2 & 0xf0) == 0x90)
+			has_modrm = writes_rm = 1;	/* setcc */
+		else
+			return 0;
+	} else if (op < 0x40 && (op & 7) < 4) {
+		has_modrm = 1;			/* add or adc sbb and sub xor cmp */
+		writes_rm = !(op & 2) && (op >> 3) != 7;
+	} else if (op < 0x40 && (op & 7) == 4) {
+		imm = 1;			/* ..., al, imm8 */
+	} else if (op < 0x40 && (op & 7) == 5) {
+		imm = osz ? 2 : 4;		/* ..., eax, imm32 */
+	} else if (op == 0x63 || op == 0x84 || op == 0x85) {
+		has_modrm = 1;			/* movsxd, test */
+	} else if (op == 0x69 || op == 0x6b) {
+		has_modrm = 1;			/* imul r, r/m, imm */
+		imm = op == 0x6b ? 1 : osz ? 2 : 4;
+	} else if (op == 0x80 || op == 0x81 || op == 0x83) {
+		has_modrm = 1;			/* group 1, imm */
+		imm = op == 0x81 ? (osz ? 2 : 4) : 1;
+	} else if (op >= 0x88 && op <= 0x8b) {
+		has_modrm = 1;			/* mov */
+		writes_rm = op < 0x8a;
+	} else if (op == 0x8d) {
+		has_modrm = lea = 1;
+	} else if ((op == 0x90 && !(rex & 1)) || op == 0x98 || op == 0x99) {
+		;				/* nop, cdqe, cqo */
+	} else if (op >= 0xb0 && op <= 0xb7) {
+		imm = 1;			/* mov r8, imm8 */
+	} else if (op >= 0xb8 && op <= 0xbf) {
+		imm = rex & 8 ? 8 : osz ? 2 : 4;	/* mov r, imm */
+	} else if (op == 0xc0 || op == 0xc1 || (op >= 0xd0 && op <= 0xd3)) {
+		has_modrm = writes_rm = 1;	/* shifts and rotates */
+		imm = op <= 0xc1 ? 1 : 0;
+	} else if (op == 0xc6 || op == 0xc7) {
+		has_modrm = writes_rm = 1;	/* mov r/m, imm */
+		imm = op == 0xc6 ? 1 : osz ? 2 : 4;
+	} else if (op == 0xf6 || op == 0xf7) {
+		has_modrm = 1;			/* test imm, not, neg */
+	} else {
+		return 0;
+	}
+	if (has_modrm) {
+		if (i >= n)
+			return 0;
+		modrm = b[i++];
+		mod = modrm >> 6;
+		rm = modrm & 7;
+		grp = (modrm >> 3) & 7;
+		if (op == 0x80 || op == 0x81 || op == 0x83)
+			writes_rm = grp != 7;		/* cmp only reads */
+		if ((op == 0xc0 || op == 0xc1 || op >= 0xd0) && op < 0xd4 && grp == 6)
+			return 0;			/* undefined shift */
+		if ((op == 0xc6 || op == 0xc7) && grp)
+			return 0;
+		if (op == 0xf6 || op == 0xf7) {
+			if (grp == 1 || grp > 3)
+				return 0;		/* mul, imul, div, idiv */
+			writes_rm = grp != 0;
+			imm = grp ? 0 : op == 0xf6 ? 1 : osz ? 2 : 4;
+		}
+		if (lea && mod == 3)
+			return 0;
+		if (mod != 3 && rm == 4) {
+			__u8 sib;
+
+			if (i >= n)
+				return 0;
+			sib = b[i++];
+			if (mod == 0 && (sib & 7) == 5)
+				disp = 4;
+		}
+		if (mod == 0 && rm == 5)
+			disp = 4;			/* rip + rel32 */
+		else if (mod == 1)
+			disp = 1;
+		else if (mod == 2)
+			disp = 4;
+	}
+	fixed = i;
+	for (__u32 k = q; k < fixed; k++)
+		if (mask[k] != 0xff)
+			return 0;
+	if (n - i < disp + imm)
+		return 0;
+	*store = has_modrm && mod != 3 && writes_rm && !lea;
+	return i + disp + imm - q;
+}
+
+/*
+ * The bytes an emulated span skips, [start, probe): instructions
+ * xk_rule_decode_plain accepts, back to back, ending exactly at the probe
+ * point, of which at most the one at store (an offset from start, or
+ * (__u32)-1 for none: the span's memory location, which the module
+ * writes itself) writes memory. Skipping them changes registers and
+ * flags only, which the rewrite writes anyway: the form adds no write.
+ */
+static inline const char *xk_rule_check_emulated(const __u8 *expect,
+						 const __u8 *mask, __u64 start,
+						 __u64 probe, __u32 store)
+{
+	__u32 n = (__u32)(probe - start), q = 0;
+
+	if (probe <= start || probe - start > XK_MAX_EXPECT)
+		return "the emulated span is empty or too long";
+	while (q < n) {
+		int st;
+		__u32 len = xk_rule_decode_plain(expect, mask, n, q, &st);
+
+		if (!len)
+			return "the emulated span has an instruction it may not skip";
+		if (st && q != store)
+			return "the emulated span writes memory other than its location";
+		q += len;
+	}
+	return 0;
+}
+
+/*
  * The next store, at an offset >= *q of the expected bytes and ending
  * before the probed instruction, that writes the memory location given:
  * its offset in *q and 0, or a phrase when there is none. The module then
