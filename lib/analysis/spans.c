@@ -905,7 +905,8 @@ static int check_emulated(struct func_ctx *c, struct span_work *w,
 	uint64_t st = 0x9e3779b97f4a7c15ULL;
 	int err = 0;
 
-	if (vs < 0 && w->start > 0 && c->match[v][w->start - 1] >= 0)
+	/* from the instruction after the last one both builds have */
+	if (w->start > 0 && c->match[v][w->start - 1] >= 0)
 		vs = c->match[v][w->start - 1] + 1;
 	if (vs < 0 || ve < 0 || ve <= vs) {
 		span_refuse(sp, "check with N=%lld: the span cannot be found in "
@@ -1345,6 +1346,185 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 	return 0;
 }
 
+/* ---- the multiply form: code that changes with no immediate ---- */
+
+/*
+ * The factor k of a region of code whose only result read after it is
+ * reg = src * k (the compiler's shifts, lea and add for a multiply by a
+ * constant, whose forms change with N): the region run symbolically,
+ * every input 0 but src = 1, gives k; the product is then checked on 64
+ * random inputs (any dependence on another register, or no product, is
+ * refused). -ENOTSUP when it is no such product.
+ */
+static int region_factor(const struct xk_func_code *code, size_t from,
+			 size_t to, int reg, int *src, uint64_t *k, int width,
+			 int *pw)
+{
+	struct sx_state s;
+	struct sx_prog p;
+	uint64_t st = 0x2545f4914f6cdd1dULL, m = xk_mask(width);
+	int err = run_span_stores(code, NULL, from, to, false, true, &s);
+
+	if (err) {
+		sx_free(&s);
+		return err == -ENOTSUP ? -ENOTSUP : err;
+	}
+	if (!s.reg_written[reg]) {
+		sx_free(&s);
+		*src = reg;
+		*k = 1;
+		*pw = 64;
+		return 0;
+	}
+	err = sx_prog_compile(s.reg[reg], NULL, 0, &p) ? -ENOTSUP : 0;
+	/* the product at 64 bits, or at 32 and zero-extended */
+	for (int r = 0; r < XK_NR_REGS * 2 && !err; r++) {
+		__u64 in[XK_NR_INPUTS] = { 0 };
+		uint64_t pm = r < XK_NR_REGS ? ~0ULL : 0xffffffffULL;
+		int g = r % XK_NR_REGS;
+		bool ok = true;
+
+		if (!s.reg_read_first[g])
+			continue;
+		in[g] = 1;
+		*k = sx_prog_eval(&p, in) & m & pm;
+		for (int t = 0; t < 64 && ok; t++) {
+			for (int q = 0; q < XK_NR_INPUTS; q++)
+				in[q] = rnd(&st);
+			ok = (sx_prog_eval(&p, in) & m) == ((in[g] * *k) & pm & m);
+		}
+		if (ok) {
+			*src = g;
+			*pw = r < XK_NR_REGS ? 64 : 32;
+			sx_prog_free(&p);
+			sx_free(&s);
+			return 0;
+		}
+	}
+	if (!err)
+		sx_prog_free(&p);
+	sx_free(&s);
+	return -ENOTSUP;
+}
+
+/*
+ * A region [from, to] of the baseline that changes with N but carries no
+ * immediate: when all it leaves that is read after it is one register
+ * holding src * k, with k = a*N + b across the builds, it becomes an
+ * emulated span whose program is src * (a*N + b): probed at from, the
+ * product written, resumed at to + 1. The check against every build is
+ * check_emulated's, by value. -ENOTSUP (the span refused) otherwise.
+ */
+static int multiply_span(struct func_ctx *c, size_t from, size_t to,
+			 struct xk_scope_span *sp)
+{
+	struct span_work w = { .start = from, .end = to, .emulate = true };
+	const struct gen_input *in = c->in;
+	int reg = -1, src = -1, width = 0, pw = 64, vpw, err;
+	uint64_t k[1 + GEN_NR_VARIANTS];
+	struct xk_expr *e;
+
+	err = run_span_stores(&c->base, NULL, from, to, false, true, &w.s);
+	if (err == -ENOTSUP || (!err && (w.s.has_store || w.s.stored ||
+					 w.s.flags_read_first))) {
+		span_refuse(sp, "the code changes with the constant but no "
+			    "immediate carries it (a different instruction form "
+			    "or schedule)");
+		err = -ENOTSUP;
+		goto out;
+	}
+	if (err)
+		goto out;
+	for (int r = 0; r < XK_NR_REGS; r++) {
+		int wr;
+
+		if (!w.s.reg_written[r] || !(wr = df_reg_read(&c->base, to + 1, r)))
+			continue;
+		if (reg >= 0 || r == XK_RSP) {
+			reg = -1;
+			break;
+		}
+		reg = r;
+		width = wr;
+	}
+	if (reg < 0 || (!w.s.fl_from_start && df_flags_live(&c->base, to + 1)) ||
+	    region_factor(&c->base, from, to, reg, &src, &k[0], width, &pw)) {
+		span_refuse(sp, "the code changes with the constant but no "
+			    "immediate carries it (a different instruction form "
+			    "or schedule; not one product of a register)");
+		err = -ENOTSUP;
+		goto out;
+	}
+	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+		ssize_t vs = c->match[v][from], ve = c->match[v][to + 1];
+		int vsrc;
+
+		/* from the instruction after the last one both have: the
+		 * variant's form of the multiply may be longer */
+		if (from > 0 && c->match[v][from - 1] >= 0)
+			vs = c->match[v][from - 1] + 1;
+		if (vs < 0 || ve <= vs ||
+		    region_factor(&c->var[v], (size_t)vs, (size_t)ve - 1, reg, &vsrc,
+				  &k[1 + v], width, &vpw) || vsrc != src) {
+			span_refuse(sp, "the code changes with the constant but no "
+				    "immediate carries it (with N=%lld not the same "
+				    "product)", (long long)in->variant[v].value);
+			err = -ENOTSUP;
+			goto out;
+		}
+	}
+	/* k = a*N + b at the width read, from the fit builds, then all */
+	{
+		int64_t dx = in->variant[0].value - in->def;
+		int64_t dy = (int64_t)(k[1] - k[0]);
+
+		if (!dx || dy % dx) {
+			err = -ENOTSUP;
+		} else {
+			int64_t a = dy / dx, b = (int64_t)k[0] - a * in->def;
+
+			for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
+				if ((((uint64_t)(a * in->variant[v].value + b)) ^ k[1 + v]) &
+				    xk_mask(width) & xk_mask(pw))
+					err = -ENOTSUP;
+			sp->fit[0][0] = a;
+			sp->fit[0][1] = b;
+		}
+		if (err) {
+			span_refuse(sp, "the code changes with the constant but no "
+				    "immediate carries it (a multiply by %llu at N=%lld "
+				    "that is no a*N+b)", (unsigned long long)k[0],
+				    (long long)in->def);
+			goto out;
+		}
+	}
+	sp->nr_params = 1;
+	sp->nr_locs = 1;
+	sp->cls = XK_SPAN_REGISTER;
+	sp->locs[0].kind = reg;
+	sp->locs[0].width = width;
+	e = &sp->locs[0].expr;
+	memset(e, 0, sizeof(*e));
+	e->len = 3;
+	e->insn[0] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64, .reg = (__u8)src };
+	e->insn[1] = (struct xk_expr_insn){ .op = XK_OP_PARAM, .width = 64,
+					    .imm = sp->fit[0][0], .imm2 = sp->fit[0][1] };
+	e->insn[2] = (struct xk_expr_insn){ .op = XK_OP_MUL, .width = (__u8)pw };
+	snprintf(sp->locs[0].text, sizeof(sp->locs[0].text), "%s * P0 (a multiply "
+		 "the compiler emitted as shifts and adds)", xk_reg_name(src));
+	err = place_probe(c, &w, sp);
+	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
+		err = check_emulated(c, &w, sp, v);
+	err = err ?: df_slice_forward(&c->base, c->fb->sym.st_size, sp, w.end + 1);
+	err = err ?: obey_rules(sp);
+	err = err ?: df_locate_args(&c->base, sp, w.end + 1);
+out:
+	if (err == -ENOTSUP)
+		sp->start = c->base.insn[from].off;
+	sx_free(&w.s);
+	return err;
+}
+
 /* A new span of the table, in function f of the object being analysed. */
 static int add_span(struct xk_scope *t, const struct gen_input *in,
 		    const struct xk_sym *f, struct xk_scope_span **sp)
@@ -1370,6 +1550,65 @@ static int add_span(struct xk_scope *t, const struct gen_input *in,
 	return 0;
 }
 
+/* Whether baseline instruction i lies in a supported span added since first. */
+static bool covered_by(const struct func_ctx *c, const struct xk_scope *t,
+		       int first, size_t i)
+{
+	uint64_t off = c->base.insn[i].off;
+
+	for (int k = first; k < t->nr_spans; k++)
+		if (t->spans[k].cls != XK_SPAN_UNSUPPORTED &&
+		    off >= t->spans[k].start && off < t->spans[k].probe)
+			return true;
+	return false;
+}
+
+/*
+ * Instructions that change with the constant outside every span (another
+ * form or schedule, no immediate that moves): the spans alone would run a
+ * kernel built with neither value. Each region of them (a basic block's,
+ * a few instructions apart) is a span of the multiply form if it is one,
+ * else refused by name. Instructions inside a supported span are its
+ * check's business.
+ */
+static int analyse_regions(struct func_ctx *c, struct xk_scope *t, int first)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < c->base.nr && !err; i++) {
+		struct xk_scope_span *sp;
+		size_t end = i;
+
+		if (!c->other[i] || covered_by(c, t, first, i))
+			continue;
+		for (size_t j = i + 1; j < c->base.nr && j <= end + 3; j++) {
+			if (c->leader[j] || covered_by(c, t, first, j))
+				break;
+			if (c->other[j])
+				end = j;
+		}
+		err = add_span(t, c->in, c->fb, &sp);
+		if (err)
+			break;
+		if (c->base.insn[end].is_branch || c->base.insn[end].is_call ||
+		    c->base.insn[end].is_ret || end + 1 >= c->base.nr ||
+		    multiply_span(c, i, end, sp) == -ENOTSUP) {
+			if (sp->cls != XK_SPAN_UNSUPPORTED || !sp->why[0])
+				span_refuse(sp, "the code changes with the constant "
+					    "but no immediate carries it (a "
+					    "different instruction form or schedule)");
+			snprintf(sp->why + strlen(sp->why), sizeof(sp->why) -
+				 strlen(sp->why), ": +0x%lx %s", (unsigned long)
+				 c->base.insn[i].off, c->base.insn[i].text);
+			sp->start = c->base.insn[i].off;
+			/* one refusal names the function; no more is needed */
+			break;
+		}
+		i = end;
+	}
+	return err;
+}
+
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
 			    const struct xk_sym *fb, struct xk_scope *t)
 {
@@ -1382,18 +1621,13 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	      align_variants(&c, NULL);
 	if (err)
 		goto out;
+	first_span = t->nr_spans;
 	if (!find_seeds(&c, &other_diff, &other)) {
-		struct xk_scope_span *sp;
-
 		/* the code moved, but no immediate carries the constant */
-		if (other_diff && !add_span(t, in, fb, &sp)) {
-			span_refuse(sp, "the code changes with the constant but no "
-				     "immediate carries it (a different instruction "
-				     "form or schedule)");
-		}
+		if (other_diff)
+			err = analyse_regions(&c, t, first_span);
 		goto out;
 	}
-	first_span = t->nr_spans;
 	/* seeds of one basic block, a few instructions apart, form one span */
 	for (size_t i = 0; i < c.base.nr && !err; i++) {
 		struct xk_scope_span *sp;
@@ -1438,34 +1672,8 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		}
 		i = end;
 	}
-	/*
-	 * An instruction that changes with the constant outside every span
-	 * (another form or schedule there, no immediate that moves): the
-	 * spans alone would run a kernel built with neither value. The
-	 * instructions inside a supported span are its check's business.
-	 */
-	for (size_t i = 0; i < c.base.nr && !err && other_diff; i++) {
-		uint64_t off = c.base.insn[i].off;
-		bool covered = false;
-		struct xk_scope_span *sp;
-
-		if (!c.other[i])
-			continue;
-		for (int k = first_span; k < t->nr_spans && !covered; k++)
-			covered = t->spans[k].cls != XK_SPAN_UNSUPPORTED &&
-				  off >= t->spans[k].start && off < t->spans[k].probe;
-		if (covered)
-			continue;
-		err = add_span(t, in, fb, &sp);
-		if (!err) {
-			span_refuse(sp, "the code changes with the constant outside "
-				    "its spans: +0x%lx %s (a different instruction "
-				    "form or schedule)", (unsigned long)off,
-				    c.base.insn[i].text);
-			sp->start = off;
-		}
-		break;
-	}
+	if (!err && other_diff)
+		err = analyse_regions(&c, t, first_span);
 out:
 	free_ctx(&c);
 	return err;

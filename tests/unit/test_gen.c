@@ -99,8 +99,9 @@ EXPECT(GOLDEN, G_STORE, { "golden_store", XK_SPAN_MEMORY, 1, 0, NULL })
 /*
  * x / 7: a multiply by 0x92492493 and `sar $2`. The shift alone is a span
  * (per value, emulated: 2 at 7, 3 at 14, which share the multiplier), but
- * the build with 8 (a shift, no multiply) changes code outside any span:
- * the constant is refused there, by name, never half-applied.
+ * the build with 8 (a shift, no multiply) changes code outside any span,
+ * no product of a register: the constant is refused there, by name, never
+ * half-applied.
  */
 static int division_changes_code_outside_its_spans(void)
 {
@@ -114,7 +115,7 @@ static int division_changes_code_outside_its_spans(void)
 		CHECK(!strcmp(s->func, "golden_div"));
 		if (s->cls == XK_SPAN_UNSUPPORTED) {
 			refused += !!strstr(s->why, "changes with the constant "
-					    "outside its spans");
+					    "but no immediate carries it");
 			continue;
 		}
 		shift++;
@@ -359,6 +360,31 @@ static int bbr_margin_is_emulated(void)
 	return 0;
 }
 
+/*
+ * The multiply form: tcp_rcv_space_adjust() multiplies by
+ * TCP_RCVWIN_ADVMSS_SLACK with `shl $4` (16), which a build with 18 writes
+ * as lea and add: no immediate moves. The region becomes an emulated span
+ * computing rax * (1*N + 0), checked against every build by value.
+ */
+static int rcvwin_slack_is_a_multiply(void)
+{
+	__u64 regs[XK_NR_INPUTS] = { 0 };
+	struct xk_scope t;
+	const struct xk_scope_span *s;
+
+	CHECK(gen(STOCK, "TCP_RCVWIN_ADVMSS_SLACK", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	s = &t.spans[0];
+	CHECK(s->cls == XK_SPAN_REGISTER && s->emulate);
+	CHECK(!strcmp(s->func, "tcp_rcv_space_adjust"));
+	CHECK(s->nr_params == 1 && s->fit[0][0] == 1 && s->fit[0][1] == 0);
+	CHECK(s->expect[0] == 0xc1);		/* shl $4, %eax */
+	regs[XK_RAX] = 1460;
+	CHECK((xk_expr_eval(&s->locs[0].expr, regs, 24) & 0xffffffff) == 1460 * 24);
+	xk_scope_free(&t);
+	return 0;
+}
+
 /* the BLK span where 32 -> 64 changes the instruction: checked by value */
 static int blk_span_is_the_sbb_sequence(void)
 {
@@ -557,6 +583,7 @@ int main(void)
 		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
 		T(plug_flush_reads_memory), T(io_uring_clamp_is_probed_on_its_instruction),
 		T(ewma_factor_is_per_value), T(bbr_margin_is_emulated),
+		T(rcvwin_slack_is_a_multiply),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
