@@ -553,6 +553,30 @@ static int uncatalogued_macro_is_located(void)
 	return 0;
 }
 
+/*
+ * Macros that the catalog does not name, by name alone (xk gen NAME): the
+ * definition found in the tree, the objects from the objects built, every
+ * span supported.
+ */
+static int three_uncatalogued_macros_are_analysed(void)
+{
+	static const char *const names[] = { "MAX_TCP_SYNCNT", "MAX_TCP_KEEPCNT",
+					     "MAX_TCP_KEEPINTVL" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct xk_constant c;
+		struct xk_scope t;
+
+		CHECK(xk_catalog_find(STOCK, names[i], &c) == -ENOENT);
+		CHECK(gen(STOCK, names[i], &t) == 0);
+		CHECK(t.nr_spans >= 1);
+		CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
+		CHECK(!strcmp(t.kind, "macro") && !strncmp(t.source, "include/net/tcp.h", 17));
+		xk_scope_free(&t);
+	}
+	return 0;
+}
+
 static int missing_macro_is_refused(void)
 {
 	struct xk_build_result *b = calloc(1, sizeof(*b));
@@ -587,6 +611,7 @@ int main(void)
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
+		T(three_uncatalogued_macros_are_analysed),
 	};
 
 	if (find_kernel())
