@@ -125,6 +125,29 @@ static bool objtool_site(const struct func_ctx *c, size_t i)
 }
 
 /*
+ * The arithmetic flags the function's code can test: parity and the
+ * adjust flag only where an instruction reads them (jp, setp, cmovp,
+ * lahf, pushf), which compiled C does for floating point alone. A flags
+ * location is checked on these; the module writes all six regardless.
+ */
+static uint64_t flags_tested(const struct func_ctx *c)
+{
+	for (size_t i = 0; i < c->base.nr; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+
+		switch (in->id) {
+		case X86_INS_JP: case X86_INS_JNP: case X86_INS_SETP:
+		case X86_INS_SETNP: case X86_INS_CMOVP: case X86_INS_CMOVNP:
+		case X86_INS_LAHF: case X86_INS_PUSHF: case X86_INS_PUSHFQ:
+			return XK_EFLAGS_ARITH;
+		default:
+			break;
+		}
+	}
+	return XK_EFLAGS_ARITH & ~(uint64_t)(XK_EFLAGS_PF | XK_EFLAGS_AF);
+}
+
+/*
  * A seed is an instruction whose immediate (or lea displacement) moves with
  * the constant: matched in both fit variants, the value differs. Other
  * differences (instructions scheduled elsewhere, a form that changes) are
@@ -859,8 +882,8 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 			got = xk_expr_eval_pv(&loc->expr, at_probe, n,
 					      w->per_value ? w->pv[v] : NULL);
 			if (loc->kind == XK_LOC_FLAGS) {
-				want &= XK_EFLAGS_ARITH;
-				got &= XK_EFLAGS_ARITH;
+				want &= flags_tested(c);
+				got &= flags_tested(c);
 			}
 			if (loc->kind != XK_LOC_FLAGS) {
 				want &= xk_mask(loc->width);
@@ -984,7 +1007,7 @@ static int check_emulated(struct func_ctx *c, struct span_work *w,
 			regs[r] &= xk_mask(r - XK_NR_REGS < w->s.nr_mem_in ?
 					   w->s.mem_in[r - XK_NR_REGS].width : 64);
 		for (int r = 0; r < XK_NR_REGS + 2 && !err; r++) {
-			uint64_t m = r == XK_NR_REGS ? XK_EFLAGS_ARITH : xk_mask(width[r]);
+			uint64_t m = r == XK_NR_REGS ? flags_tested(c) : xk_mask(width[r]);
 			uint64_t got, exp;
 
 			if (!width[r])
