@@ -21,7 +21,7 @@
 #define XK_NAME_MAX 64		/* a constant's or a policy's name, with NUL */
 #define XK_FUNC_MAX 128		/* a function's name, with NUL */
 #define XK_ERROR_MAX 256	/* an error line from the module */
-#define XK_MAX_SPANS 32		/* critical spans of one constant */
+#define XK_MAX_SPANS 64		/* critical spans of one constant */
 #define XK_MAX_EXPECT 64	/* bytes compared from a span's start */
 #define XK_MAX_LOCS 2		/* locations one span writes */
 #define XK_MAX_EXITS 16		/* exits of one safe span */
