@@ -155,7 +155,8 @@ static int run_set(void *r)
 				"%lld]", c->name, req->value, c->min, c->max), -ERANGE;
 	if (req->mode > XK_MODE_PER_TASK)
 		return xk_error(req->error, "unknown mode %u", req->mode), -EINVAL;
-	err = xk_check_timeout(req->timeout_ms, req->error);
+	err = xk_check_timeout(req->timeout_ms, req->error) ?:
+	      xk_value_prepared(c, req->value, req->error);
 	if (err)
 		return err;
 	/* settled spans are probed again first: the text back as compiled */
@@ -281,7 +282,8 @@ static long ioctl_set_many(void __user *uarg)
 	for (u32 i = 0; i < req->nr && !err; i++) {
 		req->names[i][XK_NAME_MAX - 1] = '\0';
 		tx->value[i] = req->values[i];
-		err = settable(req->names[i], req->error, &tx->c[i]);
+		err = settable(req->names[i], req->error, &tx->c[i]) ?:
+		      xk_value_prepared(tx->c[i], req->values[i], req->error);
 		for (u32 j = 0; j < i && !err; j++) {
 			if (tx->c[j] == tx->c[i]) {
 				xk_error(req->error, "%s appears twice", req->names[i]);

@@ -315,6 +315,24 @@ void xk_rewrite_post(struct kprobe *p, struct pt_regs *regs,
 }
 
 /*
+ * Whether the compared bytes after an emulated span's first (where its
+ * own int3 is) still equal the table's, up to the end of the instruction
+ * at the probe point. Runs in its rewrite handler, preemption off.
+ */
+static bool emulated_text_intact(const struct xk_span *s)
+{
+	const struct xk_ioc_span *d = &s->desc;
+	u8 live[XK_MAX_EXPECT];
+
+	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
+		return false;
+	for (u32 i = 1; i < d->expect_len; i++)
+		if ((live[i] ^ d->expect[i]) & d->expect_mask[i])
+			return false;
+	return true;
+}
+
+/*
  * The rewrite of an emulated span (desc.emulate): kprobes calls it at the
  * span's first instruction, in the probed context with preemption off (an
  * int3: a probe with a post handler is never optimized). The thread
@@ -337,6 +355,12 @@ int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs)
 		n = per_task_value(c, n);
 	if (n == c->def || READ_ONCE(c->faulted))
 		return 0;
+	/* the bytes skipped are still those the rules allowed (a text patch
+	 * since, another tool's probe or optimized jump inside: disarmed) */
+	if (!emulated_text_intact(s)) {
+		write_faulted(s, s->start_addr);
+		return 0;
+	}
 	if (!rewrite_general(s, regs, n))
 		return 0;
 	instruction_pointer_set(regs, s->resume_addr);

@@ -304,6 +304,12 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	s->start_addr = s->probe_addr - (at - d->start);
 	s->func_addr = s->start_addr - d->start;
 	s->resume_addr = s->func_addr + d->probe;
+	/* an emulated span resumes there: the kprobes core must agree it is
+	 * an instruction boundary, as the rules' decoder found */
+	if (d->emulate && !insn_boundary(s->resume_addr))
+		return xk_error(error, "span %d: %s+%#llx, where the emulated span "
+				"resumes, is no instruction boundary", idx, d->func,
+				d->probe), -ESTALE;
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
 				d->func, d->start), -EFAULT;
@@ -448,26 +454,40 @@ void xk_const_destroy(struct xk_const *c)
 	kfree(c);
 }
 
-/* Whether a safe-span exit of a (probed there during transitions) is at addr. */
-static bool exit_at(const struct xk_const *a, unsigned long addr)
+/*
+ * Whether one of a's probes (its rewrite probes, and the entry and exit
+ * probes transitions arm) sits in [from, to), other than the rewrite
+ * probe of span `self` (NULL: none excepted).
+ */
+static bool probe_within(const struct xk_const *a, unsigned long from,
+			 unsigned long to, const struct xk_span *self)
 {
 	for (int i = 0; i < a->nr_spans; i++) {
 		const struct xk_span *s = &a->spans[i];
 
-		for (u32 k = 0; k < s->desc.nr_exits; k++)
-			if (s->desc.exits[k] < s->desc.func_size &&
-			    s->func_addr + s->desc.exits[k] == addr)
+		if (s != self && s->probe_addr >= from && s->probe_addr < to)
+			return true;
+		if (!s->desc.emulate && s->start_addr >= from && s->start_addr < to)
+			return true;
+		for (u32 k = 0; k < s->desc.nr_exits; k++) {
+			unsigned long e = s->func_addr + s->desc.exits[k];
+
+			if (s->desc.exits[k] < s->desc.func_size && e >= from && e < to)
 				return true;
+		}
 	}
 	return false;
 }
 
 /*
- * An emulated span's probe returns 1 (ip changed): kprobes then runs no
- * other handler aggregated after it at that address. None of the
- * module's own exit probes, of c or of a loaded constant, may sit at an
- * emulated span's start, nor c's exits at another's. Runs at load, under
- * xk_lock, once every span is validated (addresses known).
+ * An emulated span's probe returns 1 with ip at the probe point: kprobes
+ * then runs no other handler of that address, and nothing inside the
+ * span ever runs. None of the module's own probes (rewrite, entry, exit;
+ * of c or of a loaded constant) may sit in an emulated span's bytes
+ * [start, probe point), but for the span's own rewrite probe. Both ways:
+ * c's emulated spans against every probe, and c's probes against the
+ * loaded constants' emulated spans. Runs at load, under xk_lock, once
+ * every span of c is validated (addresses known).
  */
 static int emulated_alone(const struct xk_const *c, char *error)
 {
@@ -475,28 +495,29 @@ static int emulated_alone(const struct xk_const *c, char *error)
 
 	for (int i = 0; i < c->nr_spans; i++) {
 		const struct xk_span *s = &c->spans[i];
+		bool clash = false;
 
 		if (!s->desc.emulate)
 			continue;
-		if (exit_at(c, s->start_addr))
-			goto clash;
+		clash = probe_within(c, s->start_addr, s->resume_addr, s);
 		list_for_each_entry(o, &xk_consts, node)
-			if (exit_at(o, s->start_addr))
-				goto clash;
-		continue;
-clash:
-		return xk_error(error, "span %d: a safe span ends at its first "
-				"instruction, where the module emulates it (a probe "
-				"there would not run)", i), -EBUSY;
+			clash = clash || probe_within(o, s->start_addr,
+						      s->resume_addr, NULL);
+		if (clash)
+			return xk_error(error, "span %d: another probe would sit in "
+					"the bytes the module emulates (%s+%#llx to "
+					"+%#llx)", i, s->desc.func, s->desc.start,
+					s->desc.probe), -EBUSY;
 	}
 	list_for_each_entry(o, &xk_consts, node) {
 		for (int i = 0; i < o->nr_spans; i++) {
 			const struct xk_span *t = &o->spans[i];
 
-			if (t->desc.emulate && exit_at(c, t->start_addr))
-				return xk_error(error, "a safe span ends where %s's "
-						"span %d is emulated", o->name, i),
-				       -EBUSY;
+			if (t->desc.emulate &&
+			    probe_within(c, t->start_addr, t->resume_addr, NULL))
+				return xk_error(error, "a probe would sit in the "
+						"bytes %s's span %d is emulated from", o->name,
+						i), -EBUSY;
 		}
 	}
 	return 0;

@@ -207,10 +207,13 @@ bool df_flags_live(const struct xk_func_code *code, size_t idx)
 			continue;
 		seen[i] = true;
 		in = &code->insn[i];
+		if (in->is_ret || in->is_call)
+			continue;	/* the ABI keeps no flags: a return, a
+					 * call, a tail call (a relocated jmp) */
 		if (df_reads_flags(in) || (in->is_branch && in->target < 0 &&
 					   !in->is_cond))
-			live = true;
-		else if (!kills_flags(in) && !in->is_call && !in->is_ret)
+			live = true;	/* tested, or a jump out (a table) */
+		else if (!kills_flags(in))
 			sp += df_successors(code, i, stack + sp);
 	}
 	free(seen);

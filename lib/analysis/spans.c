@@ -1329,7 +1329,7 @@ static int analyse_form(struct func_ctx *c, size_t start, size_t end,
 }
 
 static int analyse_span(struct func_ctx *c, size_t start, size_t end,
-			struct xk_scope_span *sp)
+			bool emulate, struct xk_scope_span *sp)
 {
 	struct xk_scope_span first = *sp;
 	char inv[sizeof(sp->why)];
@@ -1356,12 +1356,15 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 		return err;
 	/* last, the emulated form: its int3 skips the span (never optimized,
 	 * never settled, no policy) */
-	*sp = first;
-	sp->why[0] = '\0';
-	err = analyse_form(c, start, end, false, true, true, sp);
-	if (err != -ENOTSUP)
-		return err;
-	xk_strlcpy(emu, sp->why, sizeof(emu));
+	emu[0] = '\0';
+	if (emulate) {
+		*sp = first;
+		sp->why[0] = '\0';
+		err = analyse_form(c, start, end, false, true, true, sp);
+		if (err != -ENOTSUP)
+			return err;
+		xk_strlcpy(emu, sp->why, sizeof(emu));
+	}
 	/* the reasons of the forms without memory inputs: the exact one first */
 	*sp = first;
 	snprintf(sp->why + strlen(sp->why), sizeof(sp->why) - strlen(sp->why),
@@ -1667,7 +1670,9 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		err = add_span(t, in, fb, &sp);
 		if (err)
 			break;
-		err = analyse_span(&c, i, end, sp);
+		/* a group is emulated only when no split works: an emulated
+		 * probe is int3 and never optimized */
+		err = analyse_span(&c, i, end, end == i, sp);
 		/*
 		 * A group that fails as one span may work as one span per seed:
 		 * each probe then rewrites its own seed's result, and the code
@@ -1684,13 +1689,21 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 				err = add_span(t, in, fb, &sp);
 				if (err)
 					break;
-				err = analyse_span(&c, j, j, sp);
+				err = analyse_span(&c, j, j, true, sp);
 				bad += sp->cls == XK_SPAN_UNSUPPORTED;
 			}
 			if (!err && bad) {
-				/* no better: report the group as it was */
+				/* the group emulated, else as it was */
 				t->nr_spans = first + 1;
-				t->spans[first] = group;
+				sp = &t->spans[first];
+				memset(sp, 0, sizeof(*sp));
+				memcpy(sp->object, group.object, sizeof(sp->object));
+				memcpy(sp->func, group.func, sizeof(sp->func));
+				sp->func_size = group.func_size;
+				memset(sp->arg_reg, -1, sizeof(sp->arg_reg));
+				err = analyse_span(&c, i, end, true, sp);
+				if (!err && sp->cls == XK_SPAN_UNSUPPORTED)
+					*sp = group;
 			}
 		}
 		i = end;

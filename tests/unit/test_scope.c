@@ -323,6 +323,15 @@ static int emulated_skips_only_plain_instructions(void)
 		{ { 0xf3, 0x48, 0xab }, 3, 0, 0, -1 },		/* rep stos */
 		{ { 0xd1, 0xf0 }, 2, 0, 0, -1 },		/* shift /6 */
 		{ { 0x41, 0x90 }, 2, 0, 0, -1 },		/* xchg r8, rax */
+		{ { 0x48, 0x83, 0xec, 0x18 }, 4, 0, 0, -1 },	/* sub rsp, 0x18 */
+		{ { 0x48, 0x89, 0xec }, 3, 0, 0, -1 },		/* mov rsp, rbp */
+		{ { 0x48, 0x8d, 0x65, 0xd8 }, 4, 0, 0, -1 },	/* lea rsp, [rbp-40] */
+		{ { 0x40, 0xb4, 0x01 }, 3, 0, 0, -1 },		/* mov spl, 1 */
+		{ { 0xb4, 0x01 }, 2, 0, 0, -1 },		/* mov ah, 1 */
+		{ { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, 5, 0, 0, -1 },	/* patchable nop */
+		{ { 0x66, 0x90 }, 2, 0, 0, -1 },		/* patchable nop */
+		{ { 0x66, 0x48, 0x05, 1, 2, 3, 4 }, 7, 7, 0, -1 },	/* REX.W wins */
+		{ { 0x66, 0x05, 1, 2 }, 4, 4, 0, -1 },		/* add ax, imm16 */
 	};
 	/* imul; mov [rdi], eax; mov eax, [rdi] */
 	static const unsigned char span[] = { 0x48, 0x69, 0xc0, 0x30, 0x1b, 0x0f,
@@ -330,26 +339,32 @@ static int emulated_skips_only_plain_instructions(void)
 	unsigned char mask[16];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int store = -1;
+		int store = -1, dst;
 		unsigned int len;
 
 		memset(mask, 0xff, sizeof(mask));
 		if (cases[i].masked >= 0)
 			mask[cases[i].masked] = 0;
-		len = xk_rule_decode_plain(cases[i].b, mask, cases[i].n, 0, &store);
+		len = xk_rule_decode_plain(cases[i].b, mask, cases[i].n, 0, &store,
+					   &dst);
 		if (len != cases[i].len || (len && store != cases[i].store)) {
 			printf("#   case %zu: length %u store %d, want %u %d\n", i,
 			       len, store, cases[i].len, cases[i].store);
 			return 1;
 		}
 	}
+	/* mov edi, eax; mov [rdi], eax: the store's base changed first */
+	static const unsigned char rebased[] = { 0x89, 0xc7, 0x89, 0x07 };
+
 	memset(mask, 0xff, sizeof(mask));
-	CHECK(!xk_rule_check_emulated(span, mask, 0x10, 0x10 + 7, (__u32)-1));
-	CHECK(!xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, 7));
-	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, (__u32)-1));
-	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, 9));
-	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 6, (__u32)-1));
-	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10, (__u32)-1));
+	CHECK(!xk_rule_check_emulated(span, mask, 0x10, 0x10 + 7, (__u32)-1, -1));
+	CHECK(!xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, 7, XK_RDI));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, (__u32)-1, -1));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 11, 9, XK_RDI));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10 + 6, (__u32)-1, -1));
+	CHECK(xk_rule_check_emulated(span, mask, 0x10, 0x10, (__u32)-1, -1));
+	CHECK(!xk_rule_check_emulated(rebased, mask, 0, 4, 2, XK_RAX));
+	CHECK(xk_rule_check_emulated(rebased, mask, 0, 4, 2, XK_RDI));
 	return 0;
 }
 

@@ -313,6 +313,7 @@ struct xk_ioc_status {
 static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 {
 	__u32 i, store = (__u32)-1;	/* the store's offset from start */
+	__s32 store_base = -1;		/* ... and its base register */
 	const char *why;
 
 	for (i = 0; i < XK_FUNC_MAX && d->func[i]; i++)
@@ -383,6 +384,7 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 			if (why)
 				return why;
 			store = q;
+			store_base = l->base < XK_NR_REGS ? l->base : -1;
 		}
 		if (xk_expr_validate(&l->expr))
 			return "an update program is malformed";
@@ -392,7 +394,7 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 	}
 	if (d->emulate) {
 		why = xk_rule_check_emulated(d->expect, d->expect_mask, d->start,
-					     d->probe, store);
+					     d->probe, store, store_base);
 		if (why)
 			return why;
 	}

@@ -285,21 +285,26 @@ static inline __u32 xk_rule_decode_store(const __u8 *b, const __u8 *mask,
 /*
  * One instruction the emulated form may skip (xk_rule_check_emulated):
  * arithmetic, logic, compares, moves, lea, movzx/movsx, shifts, imul,
- * cmov, setcc, cdq and nops, with an optional 66 and REX prefix, nothing
- * that branches, calls, traps, takes a lock or a segment, or touches
- * anything but registers, flags and plain memory. Decoded from the
- * expected bytes at q (all of its prefixes, opcodes, ModRM and SIB
- * compared; displacements and immediates may be relocated): its length,
- * or 0 if it is none of them; *store: it writes memory.
+ * cmov, setcc, cdq and a plain nop, with an optional 66 and REX prefix;
+ * nothing that branches, calls, traps, takes a lock or a segment, writes
+ * the stack pointer, or is a NOP the kernel patches into a jump or a call
+ * (0f 1f, 66 90: jump-label, static-call and fentry sites). Decoded from
+ * the expected bytes at q (prefixes, opcodes, ModRM and SIB compared;
+ * displacements and immediates may be relocated): its length, or 0 if it
+ * is none of them; *store: it writes memory; *dst: the general register
+ * it writes (-1: none, or memory).
  */
 static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
-					 __u32 n, __u32 q, int *store)
+					 __u32 n, __u32 q, int *store, int *dst)
 {
 	__u32 i = q, fixed, disp = 0, imm = 0;
-	__u8 rex = 0, op, op2 = 0, modrm = 0, mod = 3, rm, grp;
-	int osz = 0, has_modrm = 0, writes_rm = 0, lea = 0;
+	__u8 rex = 0, op, op2 = 0, modrm = 0, mod = 3, rm = 0, grp = 0;
+	int osz = 0, has_modrm = 0, writes_rm = 0, writes_reg = 0, lea = 0;
+	int fixed_dst = -1;
+	__u32 imm32;
 
 	*store = 0;
+	*dst = -1;
 	if (i < n && b[i] == 0x66) {
 		osz = 1;
 		i++;
@@ -308,50 +313,62 @@ static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
 		rex = b[i++];
 	if (i >= n)
 		return 0;
+	imm32 = osz && !(rex & 8) ? 2 : 4;	/* REX.W wins over 66 */
 	op = b[i++];
 	if (op == 0x0f) {
 		if (i >= n)
 			return 0;
 		op2 = b[i++];
 		if ((op2 & 0xf0) == 0x40 || op2 == 0xaf || op2 == 0xb6 ||
-		    op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf || op2 == 0x1f)
-			has_modrm = 1;		/* cmovcc imul movzx movsx nopl */
+		    op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf)
+			has_modrm = writes_reg = 1;	/* cmovcc imul movzx movsx */
 		else if ((op2 & 0xf0) == 0x90)
 			has_modrm = writes_rm = 1;	/* setcc */
 		else
 			return 0;
 	} else if (op < 0x40 && (op & 7) < 4) {
 		has_modrm = 1;			/* add or adc sbb and sub xor cmp */
-		writes_rm = !(op & 2) && (op >> 3) != 7;
+		if ((op >> 3) != 7) {
+			writes_reg = !!(op & 2);
+			writes_rm = !(op & 2);
+		}
 	} else if (op < 0x40 && (op & 7) == 4) {
 		imm = 1;			/* ..., al, imm8 */
+		fixed_dst = (op >> 3) != 7 ? 0 : -1;
 	} else if (op < 0x40 && (op & 7) == 5) {
-		imm = osz ? 2 : 4;		/* ..., eax, imm32 */
-	} else if (op == 0x63 || op == 0x84 || op == 0x85) {
-		has_modrm = 1;			/* movsxd, test */
+		imm = imm32;			/* ..., eax, imm32 */
+		fixed_dst = (op >> 3) != 7 ? 0 : -1;
+	} else if (op == 0x63) {
+		has_modrm = writes_reg = 1;	/* movsxd */
+	} else if (op == 0x84 || op == 0x85) {
+		has_modrm = 1;			/* test */
 	} else if (op == 0x69 || op == 0x6b) {
-		has_modrm = 1;			/* imul r, r/m, imm */
-		imm = op == 0x6b ? 1 : osz ? 2 : 4;
+		has_modrm = writes_reg = 1;	/* imul r, r/m, imm */
+		imm = op == 0x6b ? 1 : imm32;
 	} else if (op == 0x80 || op == 0x81 || op == 0x83) {
 		has_modrm = 1;			/* group 1, imm */
-		imm = op == 0x81 ? (osz ? 2 : 4) : 1;
+		imm = op == 0x81 ? imm32 : 1;
 	} else if (op >= 0x88 && op <= 0x8b) {
 		has_modrm = 1;			/* mov */
 		writes_rm = op < 0x8a;
+		writes_reg = op >= 0x8a;
 	} else if (op == 0x8d) {
-		has_modrm = lea = 1;
-	} else if ((op == 0x90 && !(rex & 1)) || op == 0x98 || op == 0x99) {
-		;				/* nop, cdqe, cqo */
-	} else if (op >= 0xb0 && op <= 0xb7) {
-		imm = 1;			/* mov r8, imm8 */
-	} else if (op >= 0xb8 && op <= 0xbf) {
-		imm = rex & 8 ? 8 : osz ? 2 : 4;	/* mov r, imm */
+		has_modrm = lea = writes_reg = 1;
+	} else if (op == 0x90 && !rex && !osz) {
+		;				/* nop */
+	} else if (op == 0x98 || op == 0x99) {
+		fixed_dst = op == 0x98 ? 0 : 2;	/* cdqe: rax, cqo: rdx */
+	} else if (op >= 0xb0 && op <= 0xbf) {
+		imm = op < 0xb8 ? 1 : rex & 8 ? 8 : imm32;	/* mov r, imm */
+		fixed_dst = (op & 7) | ((rex & 1) << 3);
+		if (op < 0xb8 && !rex && (op & 7) >= 4)
+			fixed_dst = 4;		/* ah..bh: refused below */
 	} else if (op == 0xc0 || op == 0xc1 || (op >= 0xd0 && op <= 0xd3)) {
 		has_modrm = writes_rm = 1;	/* shifts and rotates */
 		imm = op <= 0xc1 ? 1 : 0;
 	} else if (op == 0xc6 || op == 0xc7) {
 		has_modrm = writes_rm = 1;	/* mov r/m, imm */
-		imm = op == 0xc6 ? 1 : osz ? 2 : 4;
+		imm = op == 0xc6 ? 1 : imm32;
 	} else if (op == 0xf6 || op == 0xf7) {
 		has_modrm = 1;			/* test imm, not, neg */
 	} else {
@@ -366,7 +383,8 @@ static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
 		grp = (modrm >> 3) & 7;
 		if (op == 0x80 || op == 0x81 || op == 0x83)
 			writes_rm = grp != 7;		/* cmp only reads */
-		if ((op == 0xc0 || op == 0xc1 || op >= 0xd0) && op < 0xd4 && grp == 6)
+		if ((op == 0xc0 || op == 0xc1 || (op >= 0xd0 && op <= 0xd3)) &&
+		    grp == 6)
 			return 0;			/* undefined shift */
 		if ((op == 0xc6 || op == 0xc7) && grp)
 			return 0;
@@ -374,7 +392,7 @@ static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
 			if (grp == 1 || grp > 3)
 				return 0;		/* mul, imul, div, idiv */
 			writes_rm = grp != 0;
-			imm = grp ? 0 : op == 0xf6 ? 1 : osz ? 2 : 4;
+			imm = grp ? 0 : op == 0xf6 ? 1 : imm32;
 		}
 		if (lea && mod == 3)
 			return 0;
@@ -400,6 +418,16 @@ static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
 			return 0;
 	if (n - i < disp + imm)
 		return 0;
+	if (writes_reg)
+		*dst = grp | ((rex & 4) << 1);
+	else if (writes_rm && mod == 3)
+		*dst = rm | ((rex & 1) << 3);
+	else
+		*dst = fixed_dst;
+	/* the stack pointer, or ah..bh (register 4 to 7 of a byte
+	 * operation without REX): refused; 4 is both rsp and ah */
+	if (*dst == 4)
+		return 0;
 	*store = has_modrm && mod != 3 && writes_rm && !lea;
 	return i + disp + imm - q;
 }
@@ -409,25 +437,32 @@ static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
  * xk_rule_decode_plain accepts, back to back, ending exactly at the probe
  * point, of which at most the one at store (an offset from start, or
  * (__u32)-1 for none: the span's memory location, which the module
- * writes itself) writes memory. Skipping them changes registers and
- * flags only, which the rewrite writes anyway: the form adds no write.
+ * writes itself, from the registers at start) writes memory, and none
+ * before it writes that store's base register (store_base, -1: rip).
+ * Skipping them changes registers other than rsp and flags only, which
+ * the rewrite writes anyway: the form adds no write.
  */
 static inline const char *xk_rule_check_emulated(const __u8 *expect,
 						 const __u8 *mask, __u64 start,
-						 __u64 probe, __u32 store)
+						 __u64 probe, __u32 store,
+						 __s32 store_base)
 {
 	__u32 n = (__u32)(probe - start), q = 0;
+	int stored = 0;
 
 	if (probe <= start || probe - start > XK_MAX_EXPECT)
 		return "the emulated span is empty or too long";
 	while (q < n) {
-		int st;
-		__u32 len = xk_rule_decode_plain(expect, mask, n, q, &st);
+		int st, dst;
+		__u32 len = xk_rule_decode_plain(expect, mask, n, q, &st, &dst);
 
 		if (!len)
 			return "the emulated span has an instruction it may not skip";
 		if (st && q != store)
 			return "the emulated span writes memory other than its location";
+		if (!stored && store != (__u32)-1 && dst >= 0 && dst == store_base)
+			return "the emulated span changes its store's base register";
+		stored |= st;
 		q += len;
 	}
 	return 0;
