@@ -422,6 +422,52 @@ static int run_cases(int fd, const struct table *t)
 			s->expect[s->imms[0].insn - s->start] = 0x89;
 			want = "a settled instruction's opcode carries no immediate";
 			break;
+		case 24:
+			name = "an emulated form other than 0 or 1";
+			s->emulate = 2;
+			want = "malformed emulated form";
+			break;
+		case 25:
+			name = "an emulated span with settleable immediates";
+			s->emulate = 1;
+			want = "an emulated span is probed on its last instruction or settleable";
+			break;
+		case 26:
+			/* the span's first instruction made a call */
+			name = "an emulated span that skips a call";
+			s->emulate = 1;
+			s->nr_imms = 0;
+			s->expect[0] = 0xe8;
+			want = "an instruction it may not skip";
+			break;
+		case 27:
+			name = "an emulated span that moves rsp";
+			s->emulate = 1;
+			s->nr_imms = 0;
+			memcpy(s->expect, "\x48\x83\xec\x18", 4);
+			want = "an instruction it may not skip";
+			break;
+		case 28:
+			name = "more points than the limit";
+			s->nr_imms = 0;
+			s->nr_points = XK_MAX_POINTS + 1;
+			want = "more points than the limit";
+			break;
+		case 29:
+			name = "points without the compiled-in value";
+			s->nr_imms = 0;
+			s->nr_points = 1;
+			s->points[0].n = b.req.def + 1;
+			want = "no point at the compiled-in value";
+			break;
+		case 30:
+			name = "a point outside the bounds";
+			s->nr_imms = 0;
+			s->nr_points = 2;
+			s->points[0].n = b.req.def;
+			s->points[1].n = b.req.max + 1;
+			want = "a point lies outside the bounds";
+			break;
 		default:
 			return failed;
 		}
@@ -630,6 +676,7 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	uint8_t *guard;
 	long page = sysconf(_SC_PAGESIZE);
+	size_t mapped;
 	size_t spans_size = (XK_MAX_SPANS + 1) * sizeof(*spans);
 	int opt, fd, cases = 0;
 
@@ -661,11 +708,13 @@ int main(int argc, char **argv)
 	fd = open(XK_DEVICE, O_RDWR);
 	if (fd < 0)
 		return perror(XK_DEVICE), 2;
-	/* two pages: a request or spans ending at the first one's end, the
-	 * second unmapped (a truncated buffer faults in copy_from_user) */
-	guard = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+	/* mapped pages a span or a request fits in, then one unmapped: a
+	 * buffer that ends at the hole faults in copy_from_user (a span is
+	 * larger than a page) */
+	mapped = (sizeof(*spans) + sizeof(*req) + 128 + page - 1) / page * page;
+	guard = mmap(NULL, mapped + page, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (guard == MAP_FAILED || munmap(guard + page, page))
+	if (guard == MAP_FAILED || munmap(guard + mapped, page))
 		return perror("mmap"), 2;
 	req = calloc(1, sizeof(*req));
 	spans = calloc(1, spans_size);
@@ -757,15 +806,15 @@ int main(int argc, char **argv)
 			case 2: req->spans = pick_boundary(0); break;
 			case 3:	/* the spans run into the unmapped page */
 				/* span 0 intact, span 1 crosses into the hole */
-				memcpy(guard + page - 64 - sizeof(*spans), spans,
+				memcpy(guard + mapped - 64 - sizeof(*spans), spans,
 				       sizeof(*spans));
-				req->spans = (uintptr_t)(guard + page - 64 -
+				req->spans = (uintptr_t)(guard + mapped - 64 -
 							 sizeof(*spans));
 				req->nr_spans = 1 + rnd() % 3;
 				break;
 			case 4:	/* the request itself truncated by the guard */
-				memcpy(guard + page - sizeof(*req) + 16, req, sizeof(*req) - 16);
-				arg = guard + page - sizeof(*req) + 16;
+				memcpy(guard + mapped - sizeof(*req) + 16, req, sizeof(*req) - 16);
+				arg = guard + mapped - sizeof(*req) + 16;
 				break;
 			case 5: arg = NULL; break;
 			default: arg = (void *)(uintptr_t)pick_boundary(0); break;

@@ -7,7 +7,9 @@
 # span is marked gone (module notifier: xk status says so, a new value
 # writes nothing there) and nothing breaks; unloading the constant then
 # leaves the kernel as it was.
-# Two of its three uses are refused by the analysis: --partial.
+# Three of its five uses are refused by the analysis: --partial. One
+# supported use is of the per-value form with points at 8 and 16 only (the
+# builds with 9, 10 or 6 have another shape there): 16 is the value set.
 . "$(dirname "$0")/lib.sh"
 cleanup() {
 	cleanup_xk
@@ -21,12 +23,12 @@ grep -q '^function tcp_bbr:bbr_main ' "$($XK kernel info --field dir)/scopes/CYC
 	fail "the table does not name bbr_main as tcp_bbr:bbr_main"
 modprobe -r tcp_bbr 2>/dev/null
 insmod "$MODULE" || fail "insmod"
-out=$($XK set --partial CYCLE_LEN=6 2>&1) && fail "loaded while tcp_bbr is not"
+out=$($XK set --partial CYCLE_LEN=16 2>&1) && fail "loaded while tcp_bbr is not"
 echo "$out" | grep -q "is module tcp_bbr loaded" || fail "refusal: $out"
 expect_eq "probes after the refusal" "$(grep -c tcp_bbr /sys/kernel/debug/kprobes/list)" 0
 
 modprobe tcp_bbr || fail "modprobe tcp_bbr"
-$XK set --partial CYCLE_LEN=6 || fail "set with tcp_bbr loaded"
+$XK set --partial CYCLE_LEN=16 || fail "set with tcp_bbr loaded"
 grep -Eq 'bbr_main\+0x[0-9a-f]+ +\[?tcp_bbr' /sys/kernel/debug/kprobes/list ||
 	fail "no probe in tcp_bbr: $(cat /sys/kernel/debug/kprobes/list)"
 sysctl -qw net.ipv4.tcp_congestion_control=bbr
@@ -43,7 +45,7 @@ states=$($XK -j status | jq -r '[.[] | select(.constant == "CYCLE_LEN") | .probe
 expect_eq "span state once tcp_bbr is gone" "$states" "gone/its module was unloaded"
 dmesg | grep -q "xkernel: CYCLE_LEN: span 0 (tcp_bbr:bbr_main) gone with module tcp_bbr" ||
 	fail "the span's going not in the kernel log"
-$XK set CYCLE_LEN=7 >/dev/null || fail "set after tcp_bbr went"
+$XK set --partial CYCLE_LEN=8 >/dev/null || fail "set after tcp_bbr went"
 $XK unload CYCLE_LEN >/dev/null || fail "unload"
 expect_eq "probes after unload" "$(grep -c tcp_bbr /sys/kernel/debug/kprobes/list)" 0
 modprobe -r tcp_bbr 2>/dev/null
