@@ -275,15 +275,61 @@ static int grow_span(struct func_ctx *c, struct span_work *w,
 	return -ENOTSUP;
 }
 
-/* Does the instruction read the flags? */
-static bool reads_flags(const struct xk_insn *in)
-{
-	const char *m = in->text;
 
-	return in->is_cond || !strncmp(m, "set", 3) || !strncmp(m, "cmov", 4) ||
-	       in->id == X86_INS_SBB || in->id == X86_INS_ADC;
+
+/*
+ * The span's store as its first location (choose_locations and
+ * choose_emulated): refused when the store's base changes in the span.
+ */
+static int add_store_location(struct span_work *w, struct xk_scope_span *sp)
+{
+	struct sx_state *s = &w->s;
+	struct xk_scope_loc *l = &sp->locs[sp->nr_locs];
+
+	if (s->st_base < XK_NR_REGS && s->reg_written[s->st_base]) {
+		span_refuse(sp, "the store's base register changes in the span");
+		return -ENOTSUP;
+	}
+	l->kind = XK_LOC_MEM;
+	l->base = s->st_base;
+	l->disp = s->st_disp;
+	l->rip_end = s->st_rip_end;
+	l->width = s->st_width;
+	w->loc_expr[sp->nr_locs++] = s->st_val;
+	return 0;
 }
 
+/* A register or the flags as the next location; refused past the limit. */
+static int add_location(struct span_work *w, struct xk_scope_span *sp,
+			int kind, int width, struct sx *e)
+{
+	if (sp->nr_locs == XK_MAX_LOCS) {
+		if (w->emulate)
+			span_refuse(sp, "emulated form: more than %d locations are "
+				    "read after the span", XK_MAX_LOCS);
+		else
+			span_refuse(sp, "more than %d locations carry the value",
+				    XK_MAX_LOCS);
+		return -ENOTSUP;
+	}
+	sp->locs[sp->nr_locs].kind = kind;
+	sp->locs[sp->nr_locs].width = width;
+	w->loc_expr[sp->nr_locs++] = e;
+	return 0;
+}
+
+/* The span's class from its locations. */
+static void classify(struct xk_scope_span *sp)
+{
+	if (sp->nr_locs == 2)
+		sp->cls = XK_SPAN_DUAL;
+	else if (sp->locs[0].kind == XK_LOC_MEM)
+		sp->cls = XK_SPAN_MEMORY;
+	else if (sp->locs[0].kind == XK_LOC_FLAGS)
+		sp->cls = XK_SPAN_FLAGS;
+	else
+		sp->cls = XK_SPAN_REGISTER;
+}
 
 static int choose_locations(struct func_ctx *c, struct span_work *w,
 			    struct xk_scope_span *sp)
@@ -293,20 +339,8 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 	struct sx *fl = sx_flags(s);
 
 	sp->nr_locs = 0;
-	if (s->has_store) {
-		struct xk_scope_loc *l = &sp->locs[sp->nr_locs];
-
-		if (s->st_base < XK_NR_REGS && s->reg_written[s->st_base]) {
-			span_refuse(sp, "the store's base register changes in the span");
-			return -ENOTSUP;
-		}
-		l->kind = XK_LOC_MEM;
-		l->base = s->st_base;
-		l->disp = s->st_disp;
-		l->rip_end = s->st_rip_end;
-		l->width = s->st_width;
-		w->loc_expr[sp->nr_locs++] = s->st_val;
-	}
+	if (s->has_store && add_store_location(w, sp))
+		return -ENOTSUP;
 	for (int r = 0; r < XK_NR_REGS; r++) {
 		if (!s->reg_written[r] || !sx_uses_params(s->reg[r]))
 			continue;
@@ -316,39 +350,20 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 					"rewritten");
 			return -ENOTSUP;
 		}
-		if (sp->nr_locs == XK_MAX_LOCS) {
-			span_refuse(sp, "more than %d locations carry the value",
-				 XK_MAX_LOCS);
+		if (add_location(w, sp, r, df_used_width(&c->base, w->end + 1, r),
+				 s->reg[r]))
 			return -ENOTSUP;
-		}
-		sp->locs[sp->nr_locs].kind = r;
-		sp->locs[sp->nr_locs].width = df_used_width(&c->base, w->end + 1, r);
-		w->loc_expr[sp->nr_locs++] = s->reg[r];
 	}
 	if (fl && sx_uses_params(fl) && next < c->base.nr &&
-	    reads_flags(&c->base.insn[next])) {
-		if (sp->nr_locs == XK_MAX_LOCS) {
-			span_refuse(sp, "more than %d locations carry the value",
-				 XK_MAX_LOCS);
-			return -ENOTSUP;
-		}
-		sp->locs[sp->nr_locs].kind = XK_LOC_FLAGS;
-		sp->locs[sp->nr_locs].width = 64;
-		w->loc_expr[sp->nr_locs++] = fl;
-	}
+	    df_reads_flags(&c->base.insn[next]) &&
+	    add_location(w, sp, XK_LOC_FLAGS, 64, fl))
+		return -ENOTSUP;
 	if (!sp->nr_locs) {
 		span_refuse(sp, "the span leaves no live register, flag or store "
 			     "derived from the constant");
 		return -ENOTSUP;
 	}
-	if (sp->nr_locs == 2)
-		sp->cls = XK_SPAN_DUAL;
-	else if (sp->locs[0].kind == XK_LOC_MEM)
-		sp->cls = XK_SPAN_MEMORY;
-	else if (sp->locs[0].kind == XK_LOC_FLAGS)
-		sp->cls = XK_SPAN_FLAGS;
-	else
-		sp->cls = XK_SPAN_REGISTER;
+	classify(sp);
 	return 0;
 }
 
@@ -417,21 +432,8 @@ static int choose_emulated(struct func_ctx *c, struct span_work *w,
 		return -ENOTSUP;
 	}
 	sp->nr_locs = 0;
-	if (s->has_store) {
-		struct xk_scope_loc *l = &sp->locs[sp->nr_locs];
-
-		if (s->st_base < XK_NR_REGS && s->reg_written[s->st_base]) {
-			span_refuse(sp, "the store's base register changes in the span");
-			return -ENOTSUP;
-		}
-		l->kind = XK_LOC_MEM;
-		l->base = s->st_base;
-		l->disp = s->st_disp;
-		l->rip_end = s->st_rip_end;
-		l->width = s->st_width;
-		derived |= sx_uses_params(s->st_val);
-		w->loc_expr[sp->nr_locs++] = s->st_val;
-	}
+	if (s->has_store && add_store_location(w, sp))
+		return -ENOTSUP;
 	for (int r = 0; r < XK_NR_REGS; r++) {
 		int width;
 
@@ -442,17 +444,8 @@ static int choose_emulated(struct func_ctx *c, struct span_work *w,
 			return -ENOTSUP;
 		}
 		width = df_reg_read(&c->base, next, r);
-		if (!width)
-			continue;
-		if (sp->nr_locs == XK_MAX_LOCS) {
-			span_refuse(sp, "emulated form: more than %d locations are "
-				    "read after the span", XK_MAX_LOCS);
+		if (width && add_location(w, sp, r, width, s->reg[r]))
 			return -ENOTSUP;
-		}
-		sp->locs[sp->nr_locs].kind = r;
-		sp->locs[sp->nr_locs].width = width;
-		derived |= sx_uses_params(s->reg[r]);
-		w->loc_expr[sp->nr_locs++] = s->reg[r];
 	}
 	if (!s->fl_from_start && df_flags_live(&c->base, next)) {
 		if (!fl) {
@@ -460,29 +453,17 @@ static int choose_emulated(struct func_ctx *c, struct span_work *w,
 				    "tested after it, and the model does not know them");
 			return -ENOTSUP;
 		}
-		if (sp->nr_locs == XK_MAX_LOCS) {
-			span_refuse(sp, "emulated form: more than %d locations are "
-				    "read after the span", XK_MAX_LOCS);
+		if (add_location(w, sp, XK_LOC_FLAGS, 64, fl))
 			return -ENOTSUP;
-		}
-		sp->locs[sp->nr_locs].kind = XK_LOC_FLAGS;
-		sp->locs[sp->nr_locs].width = 64;
-		derived |= sx_uses_params(fl);
-		w->loc_expr[sp->nr_locs++] = fl;
 	}
+	for (int l = 0; l < sp->nr_locs; l++)
+		derived |= sx_uses_params(w->loc_expr[l]);
 	if (!derived) {
 		span_refuse(sp, "the span leaves no live register, flag or store "
 			     "derived from the constant");
 		return -ENOTSUP;
 	}
-	if (sp->nr_locs == 2)
-		sp->cls = XK_SPAN_DUAL;
-	else if (sp->locs[0].kind == XK_LOC_MEM)
-		sp->cls = XK_SPAN_MEMORY;
-	else if (sp->locs[0].kind == XK_LOC_FLAGS)
-		sp->cls = XK_SPAN_FLAGS;
-	else
-		sp->cls = XK_SPAN_REGISTER;
+	classify(sp);
 	return 0;
 }
 
