@@ -455,6 +455,27 @@ void xk_const_destroy(struct xk_const *c)
 }
 
 /*
+ * Why a policy cannot drive span d (its kfunc runs the programs on the
+ * registers alone, at the probe point itself), or NULL. Runs at load.
+ */
+static const char *policy_refusal(const struct xk_ioc_span *d)
+{
+	if (d->post_len)
+		return "its probe point is a branch target (the module rewrites "
+		       "after the span's last instruction), which policies do "
+		       "not support";
+	if (d->nr_mem_in)
+		return "its programs read memory, which policies do not support yet";
+	if (d->nr_points)
+		return "its parameters come from a build per value (per-value "
+		       "form), which a policy choosing values as it runs cannot have";
+	if (d->emulate)
+		return "the module emulates it from its first instruction "
+		       "(emulated form), which policies do not support";
+	return NULL;
+}
+
+/*
  * Whether one of a's probes (its rewrite probes, and the entry and exit
  * probes transitions arm) sits in [from, to), other than the rewrite
  * probe of span `self` (NULL: none excepted).
@@ -616,30 +637,9 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	/* a policy's kfuncs run the programs on the registers alone, at the
 	 * probe point itself */
 	for (i = 0; i < c->nr_spans && c->policy[0]; i++) {
-		if (c->spans[i].desc.post_len) {
-			xk_error(req->error, "span %d: its probe point is a branch target "
-				 "(the module rewrites after the span's last "
-				 "instruction), which policies do not support", i);
-			err = -EOPNOTSUPP;
-			goto err_destroy;
-		}
-		if (c->spans[i].desc.nr_mem_in) {
-			xk_error(req->error, "span %d: its programs read memory, which "
-				 "policies do not support yet", i);
-			err = -EOPNOTSUPP;
-			goto err_destroy;
-		}
-		if (c->spans[i].desc.nr_points) {
-			xk_error(req->error, "span %d: its parameters come from a "
-				 "build per value (per-value form), which a policy "
-				 "choosing values as it runs cannot have", i);
-			err = -EOPNOTSUPP;
-			goto err_destroy;
-		}
-		if (c->spans[i].desc.emulate) {
-			xk_error(req->error, "span %d: the module emulates it from its "
-				 "first instruction (emulated form), which policies "
-				 "do not support", i);
+		why = policy_refusal(&c->spans[i].desc);
+		if (why) {
+			xk_error(req->error, "span %d: %s", i, why);
 			err = -EOPNOTSUPP;
 			goto err_destroy;
 		}
