@@ -12,6 +12,172 @@
 #include "spans.h"
 
 
+static bool has_word(const char *list, const char *word);
+
+/* The module of a module's object (net/ipv4/tcp_bbr.ko: tcp_bbr, as
+ * kallsyms writes it: - as _), or NULL for vmlinux. */
+static const char *module_name(const char *ko, char *buf, size_t size)
+{
+	const char *base = strrchr(ko, '/');
+
+	if (!ko[0])
+		return NULL;
+	xk_snprintf(buf, size, "%.*s", (int)strcspn(base ? base + 1 : ko, "."),
+		    base ? base + 1 : ko);
+	for (char *p = buf; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	return buf;
+}
+
+/* Span i of t and the next ones of the same function: how many. */
+static int function_spans(const struct xk_scope *t, int i)
+{
+	int n = 1;
+
+	while (i + n < t->nr_spans &&
+	       !strcmp(t->spans[i + n].object, t->spans[i].object) &&
+	       !strcmp(t->spans[i + n].func, t->spans[i].func) &&
+	       t->spans[i + n].func_size == t->spans[i].func_size)
+		n++;
+	return n;
+}
+
+/*
+ * Merges the by-shape analysis (redo's spans, function by function) into
+ * t: a function all of whose spans redo supports takes redo's spans in
+ * place of its own; any other keeps its own, the first refusal naming
+ * what the analysis by shape found. Spans of one function are adjacent.
+ */
+static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
+			  const long long *fam)
+{
+	struct xk_scope_span *out;
+	int n = 0, cap = t->nr_spans + redo->nr_spans;
+
+	out = calloc(cap ? cap : 1, sizeof(*out));
+	if (!out)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	for (int i = 0; i < t->nr_spans;) {
+		int nt = function_spans(t, i), r, nr = 0;
+		bool all = true;
+
+		for (r = 0; r < redo->nr_spans; r++)
+			if (!strcmp(redo->spans[r].object, t->spans[i].object) &&
+			    !strcmp(redo->spans[r].func, t->spans[i].func) &&
+			    redo->spans[r].func_size == t->spans[i].func_size)
+				break;
+		if (r < redo->nr_spans)
+			nr = function_spans(redo, r);
+		for (int j = r; j < r + nr; j++)
+			all &= redo->spans[j].cls != XK_SPAN_UNSUPPORTED;
+		if (nr && all) {
+			memcpy(&out[n], &redo->spans[r], nr * sizeof(*out));
+			n += nr;
+		} else {
+			memcpy(&out[n], &t->spans[i], nt * sizeof(*out));
+			for (int j = n; j < n + nt && nr; j++) {
+				struct xk_scope_span *sp = &out[j];
+				size_t len = strlen(sp->why);
+				const char *why = "";
+
+				if (sp->cls != XK_SPAN_UNSUPPORTED)
+					continue;
+				for (int q = r; q < r + nr && !why[0]; q++)
+					if (redo->spans[q].cls == XK_SPAN_UNSUPPORTED)
+						why = redo->spans[q].why;
+				snprintf(sp->why + len, sizeof(sp->why) - len,
+					 "; by shape (N=%lld, %lld, %lld): %s",
+					 fam[0], fam[1], fam[2], why);
+				break;
+			}
+			n += nt;
+		}
+		i += nt;
+	}
+	free(t->spans);
+	t->spans = out;
+	t->nr_spans = n;
+	return 0;
+}
+
+/*
+ * The analysis by shape, for the functions the first analysis refused a
+ * span of: a constant whose default is a power of two (a batch of 32, a
+ * shift of 6) compiles to shifts and masks there and to multiplies and
+ * divisions at the fit values next to it, so no build shares the
+ * baseline's instructions. Builds of values of the default's kind (2N, 4N
+ * and N/2, or 8N for an odd default) often do: each such function is
+ * analysed again with them, every span per value (points from the builds
+ * of the baseline's shape; any other value is built and checked when it
+ * is asked for, and refused by name when its build has another shape).
+ * Only the objects of those functions are built.
+ */
+static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
+			const struct xk_build_result *b, struct xk_scope *t)
+{
+	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true);
+	struct xk_build_result *fb[GEN_NR_VARIANTS] = { NULL };
+	struct xk_scope redo = { .nr_spans = 0 };
+	struct xk_constant only = *c;
+	long long fam[GEN_NR_VARIANTS];
+	int err = 0;
+
+	if (c->def < 2 || c->def > (1LL << 40))
+		return 0;
+	fam[0] = c->def * 2;
+	fam[1] = c->def * 4;
+	fam[2] = c->def % 2 ? c->def * 8 : c->def / 2;
+	only.objects[0] = '\0';
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		size_t len = strlen(only.objects);
+
+		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only.objects, sp->object))
+			continue;
+		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
+				  "%s%s", len ? " " : "", sp->object);
+		if (err)
+			return xk_err(err, "%s: too many objects with refused "
+				      "spans for the analysis by shape", c->name);
+	}
+	if (!only.objects[0])
+		return 0;
+	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
+		fb[v] = calloc(1, sizeof(*fb[v]));
+		if (!fb[v]) {
+			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+			break;
+		}
+		o.value = fam[v];
+		err = xk_build(k, &only, &o, fb[v]);
+	}
+	for (int i = 0; i < fb[0]->nr_objects && !err; i++) {
+		struct gen_input in = { .object = fb[0]->object[i], .def = c->def,
+					.min = c->min, .max = c->max,
+					.by_shape = true, .redo = t };
+		char module[64];
+
+		in.module = module_name(fb[0]->module[i], module, sizeof(module));
+		xk_strlcpy(in.base_path, fb[0]->base[i], sizeof(in.base_path));
+		for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
+			if (strcmp(fb[v]->object[i], in.object))
+				err = xk_err(-EIO, "%s: builds by shape disagree on "
+					     "object %d", c->name, i);
+			in.variant[v].value = fam[v];
+			xk_strlcpy(in.variant[v].path, fb[v]->variant[i][0],
+				   sizeof(in.variant[v].path));
+		}
+		err = err ?: gen_object(&in, &redo);
+	}
+	err = err ?: merge_by_shape(t, &redo, fam);
+	free(redo.spans);
+	for (int v = 0; v < GEN_NR_VARIANTS; v++)
+		free(fb[v]);
+	(void)b;
+	return err;
+}
+
 static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		       const struct xk_build_result *b, struct xk_scope *t)
 {
@@ -31,18 +197,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 					.min = c->min, .max = c->max };
 		char module[64];
 
-		/* net/ipv4/tcp_bbr.ko: tcp_bbr (kallsyms writes - as _) */
-		if (b->module[i][0]) {
-			const char *base = strrchr(b->module[i], '/');
-
-			xk_snprintf(module, sizeof(module), "%.*s",
-				    (int)strcspn(base ? base + 1 : b->module[i], "."),
-				    base ? base + 1 : b->module[i]);
-			for (char *p = module; *p; p++)
-				if (*p == '-')
-					*p = '_';
-			in.module = module;
-		}
+		in.module = module_name(b->module[i], module, sizeof(module));
 
 		xk_strlcpy(in.base_path, b->base[i], sizeof(in.base_path));
 		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
@@ -52,6 +207,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		}
 		err = gen_object(&in, t);
 	}
+	err = err ?: gen_by_shape(k, c, b, t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)

@@ -35,6 +35,7 @@ struct func_ctx {
 	bool *target;				/* some branch jumps here */
 	bool *seed;
 	bool *other;				/* changes, but is no seed */
+	bool shape[GEN_NR_VARIANTS];		/* by shape: of the baseline's */
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
 };
@@ -162,9 +163,15 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 	for (size_t i = 0; i < c->base.nr; i++) {
 		int64_t vb, vv;
 		bool matched = true, moved = false;
+		/* by shape: an immediate that moves in any build of the
+		 * baseline's shape (the others give no point) */
+		int nr_v = c->in->by_shape ? GEN_NR_VARIANTS : GEN_FIT_VARIANTS;
 
-		for (int v = 0; v < GEN_FIT_VARIANTS && !objtool_site(c, i); v++) {
+		for (int v = 0; v < nr_v && !objtool_site(c, i); v++) {
 			ssize_t j = c->match[v][i];
+
+			if (c->in->by_shape && !c->shape[v])
+				continue;
 
 			if (j < 0) {
 				matched = false;
@@ -591,7 +598,8 @@ static bool in_some_span(const struct func_ctx *c, const struct xk_scope *t,
 }
 
 static const char *same_shape_in(const struct func_ctx *c, int v,
-				 const struct xk_scope *t, char *buf, size_t size)
+				 const struct xk_scope *t, bool any_imm,
+				 char *buf, size_t size)
 {
 	const struct xk_func_code *vc = &c->var[v];
 	size_t vnr = vc->nr;
@@ -625,7 +633,7 @@ static const char *same_shape_in(const struct func_ctx *c, int v,
 		 * call's target is no immediate: other functions move) */
 		if (strcmp(c->base.insn[i].norm, vc->insn[j].norm) &&
 		    insn_value(&c->base.insn[i], &yb) &&
-		    insn_value(&vc->insn[j], &yv) && yb != yv &&
+		    insn_value(&vc->insn[j], &yv) && yb != yv && !any_imm &&
 		    !in_some_span(c, t, i)) {
 			snprintf(buf, size, "the build with N=%lld has %.40s at "
 				 "+0x%lx, outside the spans, where the baseline "
@@ -641,7 +649,7 @@ static const char *same_shape_in(const struct func_ctx *c, int v,
 static const char *same_shape(const struct func_ctx *c, int v, char *buf,
 			      size_t size)
 {
-	return same_shape_in(c, v, NULL, buf, size);
+	return same_shape_in(c, v, NULL, false, buf, size);
 }
 
 /*
@@ -660,7 +668,7 @@ static int take_params(struct func_ctx *c, struct span_work *w,
 
 	sp->why[0] = '\0';
 	for (int v = 0; v < GEN_NR_VARIANTS; v++)
-		w->usable[v] = true;
+		w->usable[v] = !c->in->by_shape || c->shape[v];
 	for (int k = 0; k < s->nr_params; k++) {
 		ssize_t i = xk_code_index(&c->base, s->param_off[k]);
 
@@ -671,6 +679,8 @@ static int take_params(struct func_ctx *c, struct span_work *w,
 			ssize_t j = i < 0 ? -1 : c->match[v][i];
 			int64_t y;
 
+			if (!w->usable[v])
+				continue;
 			if (j < 0 || !insn_value(&c->var[v].insn[j], &y))
 				w->usable[v] = false;
 			else
@@ -730,6 +740,10 @@ static int fit_params(struct func_ctx *c, struct span_work *w,
 
 	sp->nr_params = s->nr_params;
 	sp->nr_points = 0;
+	/* by shape, the builds are of few values of one kind: an affine
+	 * fit through them says nothing of the values between them */
+	if (c->in->by_shape)
+		return take_params(c, w, sp);
 	for (int k = 0; k < s->nr_params; k++) {
 		ssize_t i = xk_code_index(&c->base, s->param_off[k]);
 		int err;
@@ -1629,6 +1643,24 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	if (err)
 		goto out;
 	first_span = t->nr_spans;
+	if (in->by_shape) {
+		char why[192] = "";
+		bool any = false;
+
+		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+			c.shape[v] = !same_shape_in(&c, v, NULL, true, why, sizeof(why));
+			any |= c.shape[v];
+		}
+		if (!any) {
+			struct xk_scope_span *sp;
+
+			err = add_span(t, in, fb, &sp);
+			if (!err)
+				span_refuse(sp, "no build has the baseline's "
+					    "shape: %s", why);
+			goto out;
+		}
+	}
 	if (!find_seeds(&c, &other_diff, &other)) {
 		/* the code moved, but no immediate carries the constant */
 		if (other_diff)
@@ -1696,6 +1728,22 @@ out:
 	return err;
 }
 
+/* By shape: whether function f of in's object has a refused span in redo. */
+static bool refused_in(const struct gen_input *in, const struct xk_sym *f)
+{
+	for (int k = 0; k < in->redo->nr_spans; k++) {
+		const struct xk_scope_span *sp = &in->redo->spans[k];
+		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+							    sp->func;
+
+		if (sp->cls == XK_SPAN_UNSUPPORTED && !strcmp(name, f->name) &&
+		    sp->func_size == f->sym.st_size &&
+		    !strcmp(sp->object, in->object))
+			return true;
+	}
+	return false;
+}
+
 int gen_object(const struct gen_input *in, struct xk_scope *t)
 {
 	struct xk_obj base, var[GEN_NR_VARIANTS];
@@ -1727,6 +1775,8 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 
 		/* objtool's padding symbols (modules are objtool'd per object) */
 		if (!f->is_func || !strncmp(f->name, "__pfx_", 6))
+			continue;
+		if (in->by_shape && !refused_in(in, f))
 			continue;
 		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 			const struct xk_sym *g = f->twin_v[v];
@@ -1811,7 +1861,7 @@ static int point_of_span(const struct gen_input *in, const struct xk_obj *base,
 	err = xk_align(&c.base, &c.var[0], c.match[0]);
 	if (err)
 		goto out;
-	if (same_shape_in(&c, 0, t, shape, sizeof(shape))) {
+	if (same_shape_in(&c, 0, t, false, shape, sizeof(shape))) {
 		snprintf(why, why_size, "%s", shape);
 		err = -ENOTSUP;
 		goto out;

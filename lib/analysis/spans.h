@@ -21,6 +21,14 @@ struct gen_input {
 	int64_t def;			/* the value the baseline was built with */
 	int64_t min, max;		/* the bounds (a per-value span's points) */
 	struct gen_variant variant[GEN_NR_VARIANTS];	/* fit, fit, check */
+	/*
+	 * By shape (gen_by_shape): the variants are values of the default's
+	 * kind (2N, 4N, N/2); every span is per value, its points taken from
+	 * the builds whose function has the baseline's shape. Only the
+	 * functions of this object with a refused span in redo are analysed.
+	 */
+	bool by_shape;
+	const struct xk_scope *redo;
 };
 
 /* Appends the spans found in one object to the table. */
