@@ -316,17 +316,20 @@ void xk_rewrite_post(struct kprobe *p, struct pt_regs *regs,
 
 /*
  * Whether the compared bytes after an emulated span's first (where its
- * own int3 is) still equal the table's, up to the end of the instruction
- * at the probe point. Runs in its rewrite handler, preemption off.
+ * own int3 is) still equal the table's, up to the probe point where the
+ * thread resumes. Runs in its rewrite handler, preemption off.
  */
 static bool emulated_text_intact(const struct xk_span *s)
 {
 	const struct xk_ioc_span *d = &s->desc;
 	u8 live[XK_MAX_EXPECT];
 
-	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
+	/* the skipped bytes only: the instruction at the resume point runs
+	 * as the kernel has it (another span's probe may sit there) */
+	if (copy_from_kernel_nofault(live, (void *)s->start_addr,
+				     d->probe - d->start))
 		return false;
-	for (u32 i = 1; i < d->expect_len; i++)
+	for (u32 i = 1; i < d->probe - d->start; i++)
 		if ((live[i] ^ d->expect[i]) & d->expect_mask[i])
 			return false;
 	return true;
