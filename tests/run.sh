@@ -55,7 +55,7 @@ prepare_tables() {
 		echo "not ok - PCP_BATCH_DIVISOR=6 was prepared: it has another shape"
 		return 1
 	fi
-	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_INLINE G_HOLD G_VAR G_PT G_REC G_DUP; do
+	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_RMW G_INLINE G_HOLD G_VAR G_PT G_REC G_DUP; do
 		build/xk -q gen --catalog tests/fixtures/golden/golden.conf "$c" \
 			>/dev/null || return 1
 	done

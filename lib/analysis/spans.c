@@ -1041,7 +1041,10 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 				     "memory" : "the flags");
 			return -ENOTSUP;
 		}
-		if (sx_uses_mem_inputs(w->loc_expr[l]) && w->s.mem_clobbered) {
+		/* an emulated span reads its memory inputs where it starts,
+		 * before any store of its own: only a probe after it cannot */
+		if (sx_uses_mem_inputs(w->loc_expr[l]) && w->s.mem_clobbered &&
+		    !w->emulate) {
 			span_refuse(sp, "the value of %s depends on memory the span "
 				     "writes before the probe point",
 				 xk_reg_name(sp->locs[l].kind));

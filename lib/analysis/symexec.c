@@ -356,6 +356,7 @@ int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		return unsupported(s, in, "the span needs more expression nodes "
 				   "than the model's pool holds");
 	/* a store: memory read before it may no longer hold what was read */
+	s->stored_before = s->stored;
 	for (int i = 0; i < in->x86.op_count; i++) {
 		if (in->x86.operands[i].type == X86_OP_MEM &&
 		    (in->x86.operands[i].access & CS_AC_WRITE)) {
@@ -372,6 +373,53 @@ int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		return unsupported(s, in, "one instruction needed more than "
 				   XK_STR(SX_STEP_MAX_NODES) " expression nodes");
 	return err;
+}
+
+/*
+ * add/sub/and/or/xor to memory, [base + disp] with a general register as
+ * base: the old value is a memory input (read where the span starts: only
+ * the emulated form can use it, as the store that follows clobbers it for
+ * a probe after the span), the result the span's store.
+ */
+static int read_modify_write(struct sx_state *s, const struct xk_insn *in,
+			     enum sx_kind k, bool is_seed)
+{
+	const cs_x86_op *o0 = &in->x86.operands[0], *o1 = &in->x86.operands[1];
+	int w = o0->size * 8, base = xk_gpr(o0->mem.base, NULL, NULL);
+	bool stored = s->stored;
+	struct sx *a, *b, *r;
+
+	if (base < 0 || o0->mem.index != X86_REG_INVALID ||
+	    o0->mem.segment != X86_REG_INVALID ||
+	    (k != SX_ADD && k != SX_SUB && k != SX_AND && k != SX_OR &&
+	     k != SX_XOR) || in->x86.prefix[0] == X86_PREFIX_LOCK)
+		return unsupported(s, in, "read-modify-write of memory");
+	/* the read comes before the instruction's own store */
+	s->stored = s->stored_before;
+	a = read_mem(s, o0, w);
+	s->stored = stored;
+	b = read_op(s, in, o1, is_seed);
+	if (!a || !b)
+		return unsupported(s, in, "operand");
+	if (a->kind == SX_REG && a->reg >= XK_NR_REGS)
+		s->mem_clobbered = true;
+	r = node(s, k, w, a, b);
+	if (k == SX_ADD)
+		set_flags(s, FL_ADD, a, b, r, w);
+	else if (k == SX_SUB)
+		set_flags(s, FL_SUB, a, b, r, w);
+	else
+		set_flags(s, FL_LOGIC, r, r, r, w);
+	if (sx_uses_params(r) || s->all_stores) {
+		s->has_store = true;
+		s->st_base = base;
+		s->st_disp = o0->mem.disp;
+		s->st_rip_end = in->off + in->len;
+		s->st_width = w;
+		s->st_val = r;
+		s->st_off = in->off;
+	}
+	return 0;
 }
 
 static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
@@ -561,8 +609,10 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 	return unsupported(s, in, "instruction outside the model");
 
 binop:
+	if (o0->type == X86_OP_MEM)
+		return read_modify_write(s, in, k, is_seed);
 	if (o0->type != X86_OP_REG)
-		return unsupported(s, in, "read-modify-write of memory");
+		return unsupported(s, in, "operand");
 	if ((k == SX_XOR || k == SX_SUB) && o1->type == X86_OP_REG &&
 	    o0->reg == o1->reg) {
 		/* xor r,r / sub r,r: zero, whatever r held */

@@ -70,6 +70,7 @@ struct sx_state {
 	struct { int base; int64_t disp; int width; } mem_in[XK_MAX_MEM_INPUTS];
 	bool no_mem_inputs;
 	bool stored;			/* a store was executed */
+	bool stored_before;		/* ... before the current instruction */
 	bool mem_clobbered;		/* ... after a memory input was read */
 	char why[256];			/* why execution stopped, if it failed */
 	/* arena */

@@ -97,6 +97,9 @@ EXPECT(GOLDEN, G_SCALE, { "golden_scale", XK_SPAN_REGISTER, 1, 0, NULL })
 EXPECT(GOLDEN, G_TWICE, { "golden_twice_a", XK_SPAN_REGISTER, 1, 0, NULL },
 			{ "golden_twice_b", XK_SPAN_FLAGS, 1, 0, NULL })
 EXPECT(GOLDEN, G_STORE, { "golden_store", XK_SPAN_MEMORY, 1, 0, NULL })
+/* o->limit += N: `add $N, 4(%rdi)` read-modify-writes memory; emulated,
+ * the old value read where the span starts */
+EXPECT(GOLDEN, G_RMW, { "golden_rmw", XK_SPAN_MEMORY, 1, 0, NULL })
 /*
  * x / 7: a multiply by 0x92492493 and `sar $2`. The fit builds (8: a
  * shift, no multiply; 9: another multiplier) change code outside any span,
@@ -616,7 +619,8 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
-		T(G_TWICE_spans), T(G_STORE_spans), T(division_is_per_value_by_shape),
+		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans),
+		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),

@@ -368,8 +368,67 @@ static int emulated_skips_only_plain_instructions(void)
 	return 0;
 }
 
+/*
+ * The stores the module takes as a span's memory location: moves, and
+ * the arithmetic of group 1 to memory (an emulated read-modify-write);
+ * never a compare, a register destination or an indexed address.
+ */
+static int stores_of_memory_locations(void)
+{
+	static const struct {
+		unsigned char b[10];
+		unsigned int n, len;
+		int base;
+		long long disp;
+		unsigned int width;
+	} cases[] = {
+		/* mov [rdi + 4], eax */
+		{ { 0x89, 0x47, 0x04 }, 3, 3, XK_RDI, 4, 32 },
+		/* mov qword [rbx], 7 */
+		{ { 0x48, 0xc7, 0x03, 7, 0, 0, 0 }, 7, 7, XK_RBX, 0, 64 },
+		/* add qword [rbp - 0x180], 0x20 (shrink_lruvec) */
+		{ { 0x48, 0x83, 0x85, 0x80, 0xfe, 0xff, 0xff, 0x20 }, 8, 8,
+		  XK_RBP, -0x180, 64 },
+		/* add dword [rdi + 4], 0x19 (golden_rmw) */
+		{ { 0x83, 0x47, 0x04, 0x19 }, 4, 4, XK_RDI, 4, 32 },
+		/* sub byte [rdi], 1 */
+		{ { 0x80, 0x2f, 0x01 }, 3, 3, XK_RDI, 0, 8 },
+		/* or word [rsi + 2], 0x1234 */
+		{ { 0x66, 0x81, 0x4e, 0x02, 0x34, 0x12 }, 6, 6, XK_RSI, 2, 16 },
+		/* and dword [rcx + 0x100], 0xff */
+		{ { 0x81, 0xa1, 0x00, 0x01, 0, 0, 0xff, 0, 0, 0 }, 10, 10,
+		  XK_RCX, 0x100, 32 },
+		/* cmp dword [rdi + 4], 0x19: reads only */
+		{ { 0x83, 0x7f, 0x04, 0x19 }, 4, 0, 0, 0, 0 },
+		/* add eax, 0x19: a register */
+		{ { 0x83, 0xc0, 0x19 }, 3, 0, 0, 0, 0 },
+		/* add dword [rdi + rax*4], 1: indexed */
+		{ { 0x83, 0x04, 0x87, 0x01 }, 4, 0, 0, 0, 0 },
+		/* add dword [rdi + 4], 0x19 cut short */
+		{ { 0x83, 0x47, 0x04 }, 3, 0, 0, 0, 0 },
+	};
+	unsigned char mask[16];
+
+	memset(mask, 0xff, sizeof(mask));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct xk_rule_store st = { 0 };
+		unsigned int len = xk_rule_decode_store(cases[i].b, mask,
+							cases[i].n, 0, &st);
+
+		if (len != cases[i].len ||
+		    (len && (st.base != cases[i].base || st.disp != cases[i].disp ||
+			     st.width != cases[i].width))) {
+			printf("#   case %zu: length %u base %d disp %lld width %u\n",
+			       i, len, st.base, (long long)st.disp, st.width);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 UNIT_MAIN("scope",
 	  T(round_trip),
+	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),
 	  T(malformed_tables_are_refused),
 	  T(missing_table_names_the_path),

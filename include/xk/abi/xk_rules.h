@@ -193,7 +193,9 @@ static inline int xk_rule_patched_site_byte(__u8 b)
 
 /*
  * A store as the analysis emits memory locations: mov r/m8|16|32|64 from a
- * register (88, 89) or an immediate (c6 /0, c7 /0), with an optional 66
+ * register (88, 89) or an immediate (c6 /0, c7 /0), or the arithmetic of
+ * group 1 with an immediate (80, 81, 83 /0-/6: add, or, adc, sbb, and,
+ * sub, xor to memory; /7, cmp, stores nothing), with an optional 66
  * and REX prefix, to [base + disp8|disp32], [base] or [rip + rel32]; no
  * index register, no segment. Decoded from the expected bytes at q: the
  * prefixes, opcode, ModRM, SIB and a register-based displacement must be
@@ -228,14 +230,16 @@ static inline __u32 xk_rule_decode_store(const __u8 *b, const __u8 *mask,
 			return 0;
 	}
 	op = b[i++];
-	if (op != 0x88 && op != 0x89 && op != 0xc6 && op != 0xc7)
+	if (op != 0x88 && op != 0x89 && op != 0xc6 && op != 0xc7 &&
+	    op != 0x80 && op != 0x81 && op != 0x83)
 		return 0;
 	if (i >= n)
 		return 0;
 	modrm = b[i++];
 	mod = modrm >> 6;
 	rm = modrm & 7;
-	if (mod == 3 || ((op == 0xc6 || op == 0xc7) && (modrm & 0x38)))
+	if (mod == 3 || ((op == 0xc6 || op == 0xc7) && (modrm & 0x38)) ||
+	    ((op == 0x80 || op == 0x81 || op == 0x83) && (modrm & 0x38) == 0x38))
 		return 0;
 	st->field = 0;
 	st->disp = 0;
@@ -259,9 +263,9 @@ static inline __u32 xk_rule_decode_store(const __u8 *b, const __u8 *mask,
 		disp_len = mod == 1 ? 1 : mod == 2 ? 4 : 0;
 	}
 	fixed = i;			/* prefixes to ModRM/SIB: compared */
-	if (op == 0xc6)
+	if (op == 0xc6 || op == 0x80 || op == 0x83)
 		imm_len = 1;
-	else if (op == 0xc7)
+	else if (op == 0xc7 || op == 0x81)
 		imm_len = opsize16 && !(rex & 8) ? 2 : 4;
 	if (n - i < disp_len + imm_len)
 		return 0;
@@ -277,7 +281,7 @@ static inline __u32 xk_rule_decode_store(const __u8 *b, const __u8 *mask,
 	for (__u32 k = q; k < fixed; k++)
 		if (mask[k] != 0xff)
 			return 0;
-	st->width = op == 0x88 || op == 0xc6 ? 8 : rex & 8 ? 64 :
+	st->width = op == 0x88 || op == 0xc6 || op == 0x80 ? 8 : rex & 8 ? 64 :
 		    opsize16 ? 16 : 32;
 	return i + disp_len + imm_len - q;
 }
