@@ -389,8 +389,10 @@ static int read_modify_write(struct sx_state *s, const struct xk_insn *in,
 	bool stored = s->stored;
 	struct sx *a, *b, *r;
 
+	/* an immediate source only: the module takes group 1 (80, 81, 83)
+	 * to memory as a store, not 01/09/21/29/31 from a register */
 	if (base < 0 || o0->mem.index != X86_REG_INVALID ||
-	    o0->mem.segment != X86_REG_INVALID ||
+	    o0->mem.segment != X86_REG_INVALID || o1->type != X86_OP_IMM ||
 	    (k != SX_ADD && k != SX_SUB && k != SX_AND && k != SX_OR &&
 	     k != SX_XOR) || in->x86.prefix[0] == X86_PREFIX_LOCK)
 		return unsupported(s, in, "read-modify-write of memory");

@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 7
+#define XK_ABI_VERSION 8
 
 /* limits: xk_rules.h */
 
@@ -113,8 +113,20 @@ struct xk_ioc_span {
 	 * settled or driven by a policy.
 	 */
 	__u32 emulate;
-	__u32 pad7;
+	/*
+	 * 0, or the function's stack frame is sized by the constant (an
+	 * array on the stack): XK_FRAME_GROWS, it grows with the value, so
+	 * the table's max may not pass def (values that fit the compiled
+	 * frame); XK_FRAME_SHRINKS, its min may not be below def. The value
+	 * of such a constant changes only when no thread is inside its safe
+	 * spans (global or per-task mode, never immediate) and no policy
+	 * drives it; an unload (back to def, which fits) stays immediate.
+	 */
+	__u32 frame;
 };
+
+#define XK_FRAME_GROWS		1
+#define XK_FRAME_SHRINKS	2
 
 struct xk_ioc_version {
 	__u32 abi_version;	/* out: XK_ABI_VERSION */
@@ -385,6 +397,21 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 				return why;
 			store = q;
 			store_base = l->base < XK_NR_REGS ? l->base : -1;
+			/* written at the probe point after the span: its base
+			 * must still be the store's there */
+			if (!d->emulate && store_base >= 0) {
+				struct xk_rule_store st;
+				__u32 len = xk_rule_decode_store(d->expect,
+						d->expect_mask,
+						(__u32)(d->probe - d->start), q, &st);
+
+				why = xk_rule_base_kept(d->expect, d->expect_mask,
+						q, len,
+						(__u32)(d->probe - d->start),
+						store_base);
+				if (why)
+					return why;
+			}
 		}
 		if (xk_expr_validate(&l->expr))
 			return "an update program is malformed";

@@ -509,6 +509,32 @@ static inline const char *xk_rule_find_store(const __u8 *expect,
 	return "no compared instruction of the span stores to a memory location";
 }
 
+/*
+ * After a memory location's store at q (len bytes), up to the probe point
+ * where the module writes [base + disp] with base's value there: every
+ * instruction is one the decoder knows (xk_rule_decode_plain) and none
+ * writes base, so the module writes where the span itself stored. Returns
+ * NULL, or why not.
+ */
+static inline const char *xk_rule_base_kept(const __u8 *expect,
+					    const __u8 *mask, __u32 q,
+					    __u32 len, __u32 before, __s32 base)
+{
+	int store, dst;
+
+	for (q += len; q < before; q += len) {
+		len = xk_rule_decode_plain(expect, mask, before, q, &store, &dst);
+		if (!len)
+			return "an instruction between the store and the probe "
+			       "point is not one the module can tell keeps the "
+			       "store's base register";
+		if (dst >= 0 && dst == base)
+			return "the store's base register changes between the "
+			       "store and the probe point";
+	}
+	return 0;
+}
+
 static inline const char *xk_rule_check_range(__u64 from, __u64 to,
 					      __u64 func_size)
 {
@@ -572,6 +598,23 @@ static inline const char *xk_rule_check_points(const struct xk_point *pt,
 				return "a value has two points";
 	}
 	return has_def ? 0 : "no point at the compiled-in value";
+}
+
+/*
+ * A span whose function's stack frame the constant sizes (frame: 1 it
+ * grows with the value, 2 it shrinks; xk_ioc_span.frame): the bounds stay
+ * on the side of the default where the compiled frame holds the value.
+ */
+static inline const char *xk_rule_check_frame(__u32 frame, __s64 def,
+					      __s64 min, __s64 max)
+{
+	if (frame == 1 && max > def)
+		return "the stack frame is sized by the constant and grows with "
+		       "it: the bounds may not pass the default";
+	if (frame == 2 && min < def)
+		return "the stack frame is sized by the constant and shrinks "
+		       "with it: the bounds may not be below the default";
+	return frame > 2 ? "malformed frame (0, grows or shrinks)" : 0;
 }
 
 /*
