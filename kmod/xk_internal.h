@@ -207,7 +207,6 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 int xk_table_unload(const char *name, bool all, char *error, u32 *nr);
 struct xk_const *xk_find_const(const char *name);
 int xk_value_prepared(const struct xk_const *c, s64 n, char *error);
-int xk_frame_allows(const struct xk_const *c, s64 n, u32 mode, char *error);
 int xk_table_add_point(struct xk_ioc_point *req);
 const s64 *xk_span_params(const struct xk_span *s, s64 n);
 void xk_const_destroy(struct xk_const *c);

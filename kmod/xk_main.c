@@ -156,8 +156,7 @@ static int run_set(void *r)
 	if (req->mode > XK_MODE_PER_TASK)
 		return xk_error(req->error, "unknown mode %u", req->mode), -EINVAL;
 	err = xk_check_timeout(req->timeout_ms, req->error) ?:
-	      xk_value_prepared(c, req->value, req->error) ?:
-	      xk_frame_allows(c, req->value, req->mode, req->error);
+	      xk_value_prepared(c, req->value, req->error);
 	if (err)
 		return err;
 	/* settled spans are probed again first: the text back as compiled */

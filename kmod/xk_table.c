@@ -41,37 +41,6 @@ int xk_value_prepared(const struct xk_const *c, s64 n, char *error)
 }
 
 /*
- * Whether value n may take effect in mode for c. A span whose function's
- * stack frame the constant sizes (desc.frame) holds only values on one
- * side of the default (the bounds, checked at load), and a thread inside
- * that function may hold state sized for the value in force (a count of
- * entries of the array, compared with the value on its next round): a
- * change toward a smaller frame's value takes effect only when no thread
- * is inside (global, per task), one toward the default (a larger bound,
- * still within the frame) also immediately. Process context, xk_lock;
- * before any transition starts (xk_transition_many, load, set).
- */
-int xk_frame_allows(const struct xk_const *c, s64 n, u32 mode, char *error)
-{
-	for (int i = 0; i < c->nr_spans; i++) {
-		const struct xk_ioc_span *d = &c->spans[i].desc;
-
-		if (!d->frame || mode != XK_MODE_IMMEDIATE)
-			continue;
-		if ((d->frame == XK_FRAME_GROWS && n < c->value) ||
-		    (d->frame == XK_FRAME_SHRINKS && n > c->value))
-			return xk_error(error, "%s: the stack frame of %s is sized "
-					"by it: a value %s than the one in force "
-					"takes effect only when no thread is inside "
-					"(--mode global or per-task), never "
-					"immediately", c->name, d->func,
-					d->frame == XK_FRAME_GROWS ? "smaller" :
-					"larger"), -EINVAL;
-	}
-	return 0;
-}
-
-/*
  * XK_IOC_POINT: value req->value's parameters for every per-value span of
  * a loaded constant, all or none. Runs in process context under xk_lock,
  * while the handlers may run: a point is filled in a slot past the
@@ -522,10 +491,6 @@ static const char *policy_refusal(const struct xk_ioc_span *d)
 	if (d->emulate)
 		return "the module emulates it from its first instruction "
 		       "(emulated form), which policies do not support";
-	if (d->frame)
-		return "its function's stack frame is sized by the constant: a "
-		       "value changes only when no thread is inside, which a "
-		       "policy choosing values as it runs cannot wait for";
 	return NULL;
 }
 
@@ -674,8 +639,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			goto err_destroy;
 		why = xk_rule_check_points(s->desc.points, s->desc.nr_points,
 					   c->def, c->min, c->max,
-					   s->desc.nr_imms) ?:
-		      xk_rule_check_frame(s->desc.frame, c->def, c->min, c->max);
+					   s->desc.nr_imms);
 		if (why) {
 			xk_error(req->error, "span %d: malformed: %s", i, why);
 			err = -EINVAL;
@@ -699,8 +663,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			goto err_destroy;
 		}
 	}
-	err = emulated_alone(c, req->error) ?:
-	      xk_frame_allows(c, req->value, req->mode, req->error);
+	err = emulated_alone(c, req->error);
 	if (err)
 		goto err_destroy;
 	c->nests = spans_nest(c);

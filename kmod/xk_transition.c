@@ -1054,11 +1054,6 @@ int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
 	}
 	if (mode > XK_MODE_PER_TASK)
 		return xk_error(error, "unknown mode %u", mode), -EINVAL;
-	for (i = 0; i < req->nr; i++) {
-		err = xk_frame_allows(req->c[i], req->value[i], mode, error);
-		if (err)
-			return err;
-	}
 	/* the new values' writes precomputed before any thread may see them */
 	for (i = 0; i < req->nr; i++)
 		xk_fast_prepare(req->c[i], req->value[i]);

@@ -83,15 +83,6 @@ struct xk_scope_span {
 	 * (unless the compiled-in value is in force) */
 	bool emulate;
 	/*
-	 * The function's stack frame is sized by the constant (an array on
-	 * the stack): +1 it grows with N, so only values up to the default
-	 * fit the compiled frame (the table's max is the default); -1 it
-	 * shrinks, values from the default up. The safe span is then the rest
-	 * of the function from its first span on, and the value changes only
-	 * when no thread is inside (never immediately, never by a policy).
-	 */
-	int frame;
-	/*
 	 * A per-value span (nr_points > 0): its parameters are the
 	 * immediates of the instructions at param_insn[k] in a build with
 	 * each value, not a*N + b (fit[k] is then 0, the default's immediate).
@@ -134,12 +125,6 @@ int xk_scope_write(const struct xk_scope *t, const char *path);
 int xk_scope_read(const char *path, struct xk_scope *t);
 void xk_scope_free(struct xk_scope *t);
 int xk_scope_nr_supported(const struct xk_scope *t);
-/*
- * Why value lies out of the table's bounds when a stack frame sized by
- * the constant set them ("": the catalog's bounds): for an error message.
- */
-const char *xk_scope_bounds_why(const struct xk_scope *t, long long value,
-				char *buf, size_t size);
 const char *xk_span_class_name(enum xk_span_class c);
 /*
  * Whether spans of the table nest (xk_rule_spans_nest of xk_rules.h, the

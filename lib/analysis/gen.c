@@ -208,28 +208,6 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		err = gen_object(&in, t);
 	}
 	err = err ?: gen_by_shape(k, c, b, t);
-	/* a stack frame sized by the constant holds values on one side of
-	 * the default only (spans.c frame_map): the bounds say so */
-	for (int i = 0; i < t->nr_spans && !err; i++) {
-		const struct xk_scope_span *sp = &t->spans[i];
-
-		if (sp->cls == XK_SPAN_UNSUPPORTED)
-			continue;
-		if (sp->frame > 0 && t->max > t->def)
-			t->max = t->def;
-		if (sp->frame < 0 && t->min < t->def)
-			t->min = t->def;
-	}
-	/* a per-value span's points out of those bounds: never used */
-	for (int i = 0; i < t->nr_spans && !err; i++) {
-		struct xk_scope_span *sp = &t->spans[i];
-		int kept = 0;
-
-		for (int j = 0; j < sp->nr_points; j++)
-			if (sp->points[j].n >= t->min && sp->points[j].n <= t->max)
-				sp->points[kept++] = sp->points[j];
-		sp->nr_points = sp->nr_points ? kept : 0;
-	}
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)
@@ -353,14 +331,9 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 
 	*added = 0;
 	if (value < t->min || value > t->max)
-	{
-		char why[192];
-
-		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, "
-			      "%lld]%s", t->constant, value, (long long)t->min,
-			      (long long)t->max,
-			      xk_scope_bounds_why(t, value, why, sizeof(why)));
-	}
+		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]",
+			      t->constant, value, (long long)t->min,
+			      (long long)t->max);
 	/* the objects of the per-value spans without the point: only they */
 	only.objects[0] = '\0';
 	for (int i = 0; i < t->nr_spans; i++) {

@@ -36,11 +36,6 @@ struct func_ctx {
 	bool *seed;
 	bool *other;				/* changes, but is no seed */
 	bool shape[GEN_NR_VARIANTS];		/* by shape: of the baseline's */
-	/* the stack frame: variant's size less the baseline's, and whether
-	 * its layout maps onto the baseline's (frame_map) */
-	int64_t fdelta[GEN_NR_VARIANTS];
-	bool frame_ok[GEN_NR_VARIANTS];
-	int frame;				/* +1 grows with N, -1 shrinks */
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
 };
@@ -153,168 +148,6 @@ static uint64_t flags_tested(const struct func_ctx *c)
 	return XK_EFLAGS_ARITH & ~(uint64_t)(XK_EFLAGS_PF | XK_EFLAGS_AF);
 }
 
-/* ---- stack frames sized by the constant ---- */
-
-/* sub $imm, %rsp (allocates imm) or add $imm, %rsp (allocates -imm). */
-static bool rsp_adjust(const struct xk_insn *in, int64_t *alloc)
-{
-	const cs_x86_op *o = in->x86.operands;
-
-	if ((in->id != X86_INS_SUB && in->id != X86_INS_ADD) ||
-	    in->x86.op_count != 2 || o[0].type != X86_OP_REG ||
-	    o[0].reg != X86_REG_RSP || o[1].type != X86_OP_IMM)
-		return false;
-	*alloc = in->id == X86_INS_SUB ? o[1].imm : -o[1].imm;
-	return true;
-}
-
-/*
- * Whether two instructions differ at most in where the frame puts things:
- * both adjust rsp by an immediate, or they are one form but for the
- * displacements of rsp-based memory operands (lea's included).
- */
-static bool frame_only(const struct xk_insn *a, const struct xk_insn *b)
-{
-	int64_t x, y;
-
-	if (rsp_adjust(a, &x) && rsp_adjust(b, &y))
-		return true;
-	if (a->id != b->id || a->x86.op_count != b->x86.op_count)
-		return false;
-	for (int o = 0; o < a->x86.op_count; o++) {
-		const cs_x86_op *p = &a->x86.operands[o], *q = &b->x86.operands[o];
-
-		if (p->type != q->type || p->size != q->size)
-			return false;
-		if (p->type == X86_OP_REG && p->reg != q->reg)
-			return false;
-		if (p->type == X86_OP_IMM && p->imm != q->imm)
-			return false;
-		if (p->type == X86_OP_MEM &&
-		    (p->mem.segment != q->mem.segment || p->mem.base != q->mem.base ||
-		     p->mem.index != q->mem.index || p->mem.scale != q->mem.scale ||
-		     (p->mem.disp != q->mem.disp && p->mem.base != X86_REG_RSP)))
-			return false;
-	}
-	return true;
-}
-
-struct disp_pair { int64_t b, v; };
-
-static int cmp_pair(const void *x, const void *y)
-{
-	const struct disp_pair *p = x, *q = y;
-
-	return p->b < q->b ? -1 : p->b > q->b ? 1 : p->v < q->v ? -1 : p->v > q->v;
-}
-
-/*
- * Whether variant v's stack frame differs from the baseline's only by
- * objects that grow (or all shrink) with the constant, in place: its
- * size differs by D (the prologue's rsp adjustment; the epilogue's by as
- * much), and every rsp-relative displacement d of the baseline is
- * d + s(d) at the aligned instruction of the variant, s a function of d
- * with 0 <= s <= D (or D <= s <= 0), monotonic in d, the order of the
- * offsets kept: the objects keep their order and each gap between two of
- * them changes one way. Then the baseline's frame holds every object of a
- * build with a value on the side of the default where the frame is
- * smaller, each at its baseline offset and at least as large: that
- * build's code run at the baseline's offsets touches only what it would
- * touch in its own frame. Sets c->fdelta[v] (0: no such change).
- */
-static bool frame_map(struct func_ctx *c, int v)
-{
-	const struct xk_func_code *vc = &c->var[v];
-	struct disp_pair *pr = calloc(c->base.nr * 4 + 1, sizeof(*pr));
-	int64_t ab = 0, av = 0, d;
-	size_t np = 0;
-	bool found = false, ok = pr != NULL;
-
-	c->fdelta[v] = 0;
-	for (size_t i = 0; i < c->base.nr && ok; i++) {
-		const struct xk_insn *a = &c->base.insn[i], *b;
-		ssize_t j = c->match[v][i];
-		int64_t x, y;
-
-		if (j < 0)
-			continue;
-		b = &vc->insn[j];
-		if (rsp_adjust(a, &x) && rsp_adjust(b, &y)) {
-			if (!found) {
-				ab = x;
-				av = y;
-				found = true;
-			} else if (x != y && llabs(y - x) != llabs(av - ab)) {
-				ok = false;	/* another adjustment: not one frame */
-			}
-			continue;
-		}
-		for (int o = 0; o < a->x86.op_count && o < b->x86.op_count; o++) {
-			const cs_x86_op *p = &a->x86.operands[o], *q = &b->x86.operands[o];
-
-			if (p->type != X86_OP_MEM || p->mem.base != X86_REG_RSP)
-				continue;
-			if (q->type != X86_OP_MEM || q->mem.base != X86_REG_RSP) {
-				ok = false;
-				break;
-			}
-			pr[np++] = (struct disp_pair){ p->mem.disp, q->mem.disp };
-		}
-	}
-	d = av - ab;
-	if (!ok || !found || !d) {
-		free(pr);
-		return false;
-	}
-	qsort(pr, np, sizeof(*pr), cmp_pair);
-	for (size_t k = 0; k < np && ok; k++) {
-		int64_t sh = pr[k].v - pr[k].b;
-
-		if (d > 0 ? sh < 0 || sh > d : sh > 0 || sh < d)
-			ok = false;
-		if (k && pr[k].b == pr[k - 1].b && pr[k].v != pr[k - 1].v)
-			ok = false;		/* one offset, two places */
-		if (k && pr[k].b != pr[k - 1].b &&
-		    (pr[k].v <= pr[k - 1].v ||
-		     (d > 0 ? sh < pr[k - 1].v - pr[k - 1].b :
-			      sh > pr[k - 1].v - pr[k - 1].b)))
-			ok = false;		/* order or monotonic shift broken */
-	}
-	free(pr);
-	if (ok)
-		c->fdelta[v] = d;
-	return ok;
-}
-
-/*
- * The frames of every variant: a function whose frame changes with the
- * constant in the way frame_map accepts, the same way in every variant
- * that changes it (larger for larger values: c->frame = 1; smaller: -1),
- * has its frame differences ignored (frame_ok) and its spans marked; any
- * other frame change stays a difference (and is refused as one).
- */
-static void frames_of(struct func_ctx *c)
-{
-	int dir = 0;
-
-	c->frame = 0;
-	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
-		int64_t n = c->in->variant[v].value - c->in->def;
-		int d;
-
-		c->frame_ok[v] = frame_map(c, v);
-		if (!c->frame_ok[v])
-			continue;
-		d = (c->fdelta[v] > 0) == (n > 0) ? 1 : -1;
-		if (!n || (dir && d != dir)) {
-			memset(c->frame_ok, 0, sizeof(c->frame_ok));
-			return;
-		}
-		dir = d;
-	}
-	c->frame = dir;
-}
-
 /*
  * A seed is an instruction whose immediate (or lea displacement) moves with
  * the constant: matched in both fit variants, the value differs. Other
@@ -345,9 +178,6 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 				continue;
 			}
 			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm))
-				continue;
-			if (c->frame_ok[v] &&
-			    frame_only(&c->base.insn[i], &c->var[v].insn[j]))
 				continue;
 			if (insn_value(&c->base.insn[i], &vb) &&
 			    insn_value(&c->var[v].insn[j], &vv) && vb != vv)
@@ -790,9 +620,6 @@ static const char *same_shape_in(const struct func_ctx *c, int v,
 
 		if (objtool_site(c, i))
 			continue;
-		if (j >= 0 && c->frame_ok[v] &&
-		    frame_only(&c->base.insn[i], &vc->insn[j]))
-			continue;
 		if (j < 0 || !same_form(&c->base.insn[i], &vc->insn[j])) {
 			snprintf(buf, size, "the build with N=%lld has %.60s at "
 				 "+0x%lx where the baseline has %.60s",
@@ -1212,6 +1039,20 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 			span_refuse(sp, "the span overwrites its own input and the "
 				     "value reaches %s", loc->kind == XK_LOC_MEM ?
 				     "memory" : "the flags");
+			return -ENOTSUP;
+		}
+		/*
+		 * rsp plus a parameter: the address of an object on the stack
+		 * that moves with the constant (an array sized by it). The
+		 * frame is the compiled one: another value's address may lie
+		 * outside the object, even below rsp.
+		 */
+		if (sx_uses_params(w->loc_expr[l]) &&
+		    sx_reads_reg(w->loc_expr[l], XK_RSP)) {
+			span_refuse(sp, "the value of %s is a stack address that "
+				    "moves with the constant (an object on the "
+				    "stack sized by it)",
+				    xk_reg_name(sp->locs[l].kind));
 			return -ENOTSUP;
 		}
 		/* an emulated span reads its memory inputs where it starts,
@@ -1806,71 +1647,6 @@ static int analyse_regions(struct func_ctx *c, struct xk_scope *t, int first)
 	return err;
 }
 
-/*
- * The spans of a function whose stack frame the constant sizes (frame_map):
- * a thread inside may hold state the frame bounds (a count of entries of
- * an array on the stack, compared with the value on the next round), so
- * the safe span of each is the rest of the function from the first span's
- * start, its exits the function's returns and tail calls: the value
- * changes only when no thread is between them. A function with an
- * indirect jump, or more exits than a span holds, is refused. Such spans
- * are taken only by shape (gen_by_shape), per value: every value then
- * comes from a build of its own whose smaller frame maps onto the
- * baseline's (point_of_span), none from a fit extrapolated past the
- * builds; the first analysis refuses them so that the analysis by shape
- * runs.
- */
-static void frame_spans(struct func_ctx *c, struct xk_scope *t, int first)
-{
-	uint64_t from = UINT64_MAX, exits[XK_MAX_EXITS];
-	uint32_t len = 0;
-	int nr_exits = 0;
-	const char *why = NULL;
-
-	for (int k = first; k < t->nr_spans; k++)
-		if (t->spans[k].cls != XK_SPAN_UNSUPPORTED && t->spans[k].start < from)
-			from = t->spans[k].start;
-	if (from == UINT64_MAX)
-		return;
-	for (size_t i = 0; i < c->base.nr && !why; i++) {
-		const struct xk_insn *in = &c->base.insn[i];
-
-		if (in->is_branch && !in->is_cond && in->target < 0 && !in->is_ret)
-			why = "an indirect jump";
-		else if (in->is_ret && in->off >= from && nr_exits == XK_MAX_EXITS)
-			why = "more than " XK_STR(XK_MAX_EXITS) " returns";
-		else if (in->is_ret && in->off >= from)
-			exits[nr_exits++] = in->off;
-		len += in->off >= from;
-	}
-	for (int k = first; k < t->nr_spans; k++) {
-		struct xk_scope_span *sp = &t->spans[k];
-
-		if (sp->cls == XK_SPAN_UNSUPPORTED)
-			continue;
-		/* only per value, by shape: every value then has a build of
-		 * its own whose frame is checked to fit (point_of_span) */
-		if (!c->in->by_shape) {
-			span_refuse(sp, "the stack frame is sized by the constant: "
-				    "analysed by shape, per value");
-			continue;
-		}
-		if (why) {
-			span_refuse(sp, "the stack frame is sized by the constant "
-				    "and the function has %s: the safe span (the "
-				    "rest of the function) cannot be bounded", why);
-			continue;
-		}
-		sp->frame = c->frame;
-		sp->nr_ranges = 1;
-		sp->ranges[0][0] = from;
-		sp->ranges[0][1] = c->fb->sym.st_size;
-		sp->nr_exits = nr_exits;
-		memcpy(sp->exits, exits, nr_exits * sizeof(exits[0]));
-		sp->slice_len = len;
-	}
-}
-
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
 			    const struct xk_sym *fb, struct xk_scope *t)
 {
@@ -1883,7 +1659,6 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	      align_variants(&c, NULL);
 	if (err)
 		goto out;
-	frames_of(&c);
 	first_span = t->nr_spans;
 	if (in->by_shape) {
 		char why[192] = "";
@@ -1965,8 +1740,6 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	}
 	if (!err && other_diff)
 		err = analyse_regions(&c, t, first_span);
-	if (!err && c.frame)
-		frame_spans(&c, t, first_span);
 out:
 	free_ctx(&c);
 	return err;
@@ -2105,10 +1878,6 @@ static int point_of_span(const struct gen_input *in, const struct xk_obj *base,
 	err = xk_align(&c.base, &c.var[0], c.match[0]);
 	if (err)
 		goto out;
-	/* a frame sized by the constant: the build's must be smaller and
-	 * map onto the baseline's (frame_map); the bounds keep the value on
-	 * that side of the default */
-	c.frame_ok[0] = sp->frame && frame_map(&c, 0) && c.fdelta[0] < 0;
 	if (same_shape_in(&c, 0, t, false, shape, sizeof(shape))) {
 		snprintf(why, why_size, "%s", shape);
 		err = -ENOTSUP;

@@ -216,6 +216,14 @@ bool sx_uses_params(const struct sx *e)
 	return mentions(e, SX_PARAM);
 }
 
+bool sx_reads_reg(const struct sx *e, int reg)
+{
+	if (!e)
+		return false;
+	return (e->kind == SX_REG && e->reg == reg) || sx_reads_reg(e->a, reg) ||
+	       sx_reads_reg(e->b, reg) || sx_reads_reg(e->c, reg);
+}
+
 /* ---- flags ---- */
 
 static void set_flags(struct sx_state *s, int kind, struct sx *a,

@@ -91,6 +91,8 @@ void sx_free(struct sx_state *s);
 int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed);
 struct sx *sx_flags(struct sx_state *s);
 bool sx_uses_params(const struct sx *e);
+/* Whether an expression reads register reg as it was at the span's start. */
+bool sx_reads_reg(const struct sx *e, int reg);
 /* Compiles an expression; params[k] gives the fit (a, b) of parameter k. */
 int sx_compile(const struct sx *e, const int64_t (*fit)[2], struct xk_expr *out);
 int sx_compile_inverse(const struct sx *e, const int64_t (*fit)[2], int64_t def,

@@ -117,14 +117,9 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	if (policy)
 		value = t->def;
 	if (value < t->min || value > t->max)
-	{
-		char why[192];
-
-		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, "
-			      "%lld]%s", t->constant, value, (long long)t->min,
-			      (long long)t->max,
-			      xk_scope_bounds_why(t, value, why, sizeof(why)));
-	}
+		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]",
+			      t->constant, value, (long long)t->min,
+			      (long long)t->max);
 	err = check_complete(t, OPTS_GET(opts, partial, false));
 	if (err)
 		return err;

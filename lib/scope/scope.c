@@ -34,25 +34,6 @@ int xk_scope_nr_supported(const struct xk_scope *t)
 	return n;
 }
 
-const char *xk_scope_bounds_why(const struct xk_scope *t, long long value,
-				char *buf, size_t size)
-{
-	buf[0] = '\0';
-	for (int i = 0; i < t->nr_spans; i++) {
-		const struct xk_scope_span *sp = &t->spans[i];
-
-		if (sp->cls == XK_SPAN_UNSUPPORTED ||
-		    !((sp->frame > 0 && value > t->def) ||
-		      (sp->frame < 0 && value < t->def)))
-			continue;
-		snprintf(buf, size, " (the stack frame of %s is sized by it: "
-			 "values %s the default %lld do not fit it)", sp->func,
-			 sp->frame > 0 ? "above" : "below", (long long)t->def);
-		break;
-	}
-	return buf;
-}
-
 static void loc_name(const struct xk_scope_loc *l, char *buf, size_t size)
 {
 	if (l->kind == XK_LOC_MEM && l->base == XK_BASE_RIP)
@@ -84,8 +65,7 @@ static int check_span_rules(const char *where, const struct xk_scope *t,
 	why = xk_ioc_span_check(&d);
 	if (!why)
 		why = xk_rule_check_points(s->points, s->nr_points, t->def, t->min,
-					   t->max, s->nr_imms) ?:
-		      xk_rule_check_frame(d.frame, t->def, t->min, t->max);
+					   t->max, s->nr_imms);
 	for (int l = 0; !why && s->nr_points && l < s->nr_locs; l++)
 		for (uint32_t i = 0; i < s->locs[l].expr.len; i++)
 			if (s->locs[l].expr.insn[i].op == XK_OP_PARAM &&
@@ -126,8 +106,6 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 		fprintf(f, "post %u\n", s->post_len);
 	if (s->emulate)
 		fputs("emulate\n", f);
-	if (s->frame)
-		fprintf(f, "frame %s\n", s->frame > 0 ? "grows" : "shrinks");
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
 			(long long)s->fit[k][1]);
@@ -297,7 +275,6 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 	d->post_len = s->post_len;
 	d->emulate = s->emulate;
-	d->frame = s->frame > 0 ? XK_FRAME_GROWS : s->frame < 0 ? XK_FRAME_SHRINKS : 0;
 	d->nr_points = s->nr_points > 0 ? s->nr_points : 0;
 	for (int j = 0; j < s->nr_points && j < XK_MAX_POINTS; j++)
 		d->points[j] = s->points[j];
@@ -572,10 +549,6 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->nr_points = j + 1;
 		} else if (!strcmp(r->cur, "emulate")) {
 			s->emulate = true;
-		} else if (!strcmp(r->cur, "frame grows")) {
-			s->frame = 1;
-		} else if (!strcmp(r->cur, "frame shrinks")) {
-			s->frame = -1;
 		} else if (!strncmp(r->cur, "post ", 5)) {
 			unsigned int len;
 

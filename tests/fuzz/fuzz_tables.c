@@ -468,23 +468,6 @@ static int run_cases(int fd, const struct table *t)
 			s->points[1].n = b.req.max + 1;
 			want = "a point lies outside the bounds";
 			break;
-		case 31:
-			name = "a frame neither grown nor shrunk";
-			s->frame = 3;
-			want = "malformed frame";
-			break;
-		case 32:
-			/* the table's bounds pass the default (max > def) */
-			name = "a frame that grows with bounds past the default";
-			s->frame = XK_FRAME_GROWS;
-			want = "the bounds may not pass the default";
-			break;
-		case 33:
-			name = "a frame that shrinks with bounds below the default";
-			s->frame = XK_FRAME_SHRINKS;
-			b.req.min = b.req.def - 1;
-			want = "the bounds may not be below the default";
-			break;
 		default:
 			return failed;
 		}
@@ -557,10 +540,9 @@ static void mutate_span_field(struct xk_ioc_span *s)
 	struct xk_expr_insn *in = &l->expr.insn[used_index(l->expr.len,
 							   XK_EXPR_MAX_INSNS)];
 	struct xk_ioc_imm *m = &s->imms[used_index(s->nr_imms, XK_MAX_PARAMS)];
-	unsigned int k = rnd() % 31;
+	unsigned int k = rnd() % 30;
 
 	switch (k) {
-	case 30: SETF(s->frame, pick_boundary(s->frame)); break;
 	case 22: SETF(s->nr_imms, pick_boundary(s->nr_imms)); break;
 	case 23: SETF(m->insn, pick_boundary(m->insn)); break;
 	case 24: SETF(m->field, pick_boundary(m->field)); break;

@@ -136,41 +136,6 @@ static int per_value_points_round_trip(void)
 	return 0;
 }
 
-/*
- * A span whose stack frame the constant sizes: written and read back as
- * such, and a table whose bounds let the value past the default on the
- * side where the frame would not hold it is refused when written.
- */
-static int frame_round_trip(void)
-{
-	struct xk_scope t, r;
-	struct xk_scope_span s;
-	char why[256];
-
-	sample(&t, &s);
-	s.frame = 1;
-	CHECK(xk_scope_write(&t, path) == -EINVAL);	/* bounds [1, 512] */
-	CHECK(strstr(xk_last_error(), "the bounds may not pass the default"));
-	t.max = t.def;
-	CHECK(xk_scope_write(&t, path) == 0);
-	CHECK(xk_scope_read(path, &r) == 0);
-	CHECK(r.spans[0].frame == 1 && r.max == r.def);
-	CHECK(!strcmp(xk_scope_bounds_why(&r, r.def + 1, why, sizeof(why)),
-		      " (the stack frame of blk_add_rq_to_plug is sized by it: values "
-		      "above the default 32 do not fit it)"));
-	CHECK(!xk_scope_bounds_why(&r, r.def - 1, why, sizeof(why))[0]);
-	xk_scope_free(&r);
-	s.frame = -1;
-	t.min = t.def;
-	t.max = 512;
-	CHECK(xk_scope_write(&t, path) == 0);
-	CHECK(xk_scope_read(path, &r) == 0);
-	CHECK(r.spans[0].frame == -1 && r.min == r.def);
-	xk_scope_free(&r);
-	unlink(path);
-	return 0;
-}
-
 /* Replaces the first line starting with `key` and expects a refusal. */
 static int refuse_with(const char *key, const char *line, const char *msg)
 {
@@ -460,8 +425,7 @@ static int stores_of_memory_locations(void)
 	}
 	/* the module writes [rdi + 4] at the probe point, after the span:
 	 * mov [rdi + 4], eax; mov ecx, eax keeps rdi (not rcx); mov rdi, rcx
-	 * does not;
-	 * a call (e8) between them cannot be told */
+	 * does not; a call (e8) between them cannot be told */
 	static const unsigned char kept[] = { 0x89, 0x47, 0x04, 0x89, 0xc1 };
 	static const unsigned char moved[] = { 0x89, 0x47, 0x04, 0x48, 0x89, 0xcf };
 	static const unsigned char called[] = { 0x89, 0x47, 0x04, 0xe8, 0, 0, 0, 0 };
@@ -479,7 +443,6 @@ UNIT_MAIN("scope",
 	  T(round_trip),
 	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),
-	  T(frame_round_trip),
 	  T(malformed_tables_are_refused),
 	  T(missing_table_names_the_path),
 	  T(programs_validate),

@@ -208,14 +208,6 @@ static void print_span(const struct xk_build_result *b, int i,
 	if (s->emulate)
 		printf("    emulated: probed at +0x%llx, the span's state written "
 		       "there and the span skipped\n", (unsigned long long)s->start);
-	if (s->frame)
-		printf("    the stack frame is sized by the constant (it %s with "
-		       "N): values %s the default only, each from a build whose "
-		       "frame fits; the safe span is the rest of the function; a "
-		       "value that shrinks the frame's use waits for no thread "
-		       "inside (never --mode immediate)\n",
-		       s->frame > 0 ? "grows" : "shrinks",
-		       s->frame > 0 ? "up to" : "from");
 	for (int k = 0; k < s->nr_params && !s->nr_points; k++)
 		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
 		       (long long)s->fit[k][1]);
@@ -262,8 +254,6 @@ static void json_span(const struct xk_scope_span *s)
 	json_int(jw, "post_len", s->post_len);
 	if (s->emulate)
 		json_bool(jw, "emulate", true);
-	if (s->frame)
-		json_str(jw, "frame", s->frame > 0 ? "grows" : "shrinks");
 	json_begin_array(jw, "fit");
 	for (int p = 0; p < s->nr_params; p++) {
 		json_begin_array(jw, NULL);

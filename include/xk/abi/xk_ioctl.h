@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 8
+#define XK_ABI_VERSION 7
 
 /* limits: xk_rules.h */
 
@@ -113,20 +113,8 @@ struct xk_ioc_span {
 	 * settled or driven by a policy.
 	 */
 	__u32 emulate;
-	/*
-	 * 0, or the function's stack frame is sized by the constant (an
-	 * array on the stack): XK_FRAME_GROWS, it grows with the value, so
-	 * the table's max may not pass def (values that fit the compiled
-	 * frame); XK_FRAME_SHRINKS, its min may not be below def. The value
-	 * of such a constant changes only when no thread is inside its safe
-	 * spans (global or per-task mode, never immediate) and no policy
-	 * drives it; an unload (back to def, which fits) stays immediate.
-	 */
-	__u32 frame;
+	__u32 pad7;
 };
-
-#define XK_FRAME_GROWS		1
-#define XK_FRAME_SHRINKS	2
 
 struct xk_ioc_version {
 	__u32 abi_version;	/* out: XK_ABI_VERSION */

@@ -601,23 +601,6 @@ static inline const char *xk_rule_check_points(const struct xk_point *pt,
 }
 
 /*
- * A span whose function's stack frame the constant sizes (frame: 1 it
- * grows with the value, 2 it shrinks; xk_ioc_span.frame): the bounds stay
- * on the side of the default where the compiled frame holds the value.
- */
-static inline const char *xk_rule_check_frame(__u32 frame, __s64 def,
-					      __s64 min, __s64 max)
-{
-	if (frame == 1 && max > def)
-		return "the stack frame is sized by the constant and grows with "
-		       "it: the bounds may not pass the default";
-	if (frame == 2 && min < def)
-		return "the stack frame is sized by the constant and shrinks "
-		       "with it: the bounds may not be below the default";
-	return frame > 2 ? "malformed frame (0, grows or shrinks)" : 0;
-}
-
-/*
  * A memory input of the update programs: [base + disp] read at the probe
  * point, width bits (zero-extended); base a general register, |disp| at
  * most XK_MAX_LOAD_DISP. The runtime reads it fault-tolerantly.
