@@ -12,7 +12,16 @@
 #include "spans.h"
 
 
-static bool has_word(const char *list, const char *word);
+/* Whether word is one of the space-separated words of list. */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return true;
+	return false;
+}
 
 /* The module of a module's object (net/ipv4/tcp_bbr.ko: tcp_bbr, as
  * kallsyms writes it: - as _), or NULL for vmlinux. */
@@ -101,6 +110,26 @@ static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
 	return 0;
 }
 
+/* Appends to the first refusal of each function what the analysis by
+ * shape found, when it could not run. */
+static void annotate_refusals(struct xk_scope *t, const long long *fam,
+			      const char *why)
+{
+	for (int i = 0; i < t->nr_spans; i += function_spans(t, i)) {
+		for (int j = i; j < i + function_spans(t, i); j++) {
+			struct xk_scope_span *sp = &t->spans[j];
+			size_t len = strlen(sp->why);
+
+			if (sp->cls != XK_SPAN_UNSUPPORTED)
+				continue;
+			snprintf(sp->why + len, sizeof(sp->why) - len,
+				 "; by shape (N=%lld, %lld, %lld): %s", fam[0],
+				 fam[1], fam[2], why);
+			break;
+		}
+	}
+}
+
 /*
  * The analysis by shape, for the functions the first analysis refused a
  * span of: a constant whose default is a power of two (a batch of 32, a
@@ -114,7 +143,7 @@ static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
  * Only the objects of those functions are built.
  */
 static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
-			const struct xk_build_result *b, struct xk_scope *t)
+			struct xk_scope *t)
 {
 	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true);
 	struct xk_build_result *fb[GEN_NR_VARIANTS] = { NULL };
@@ -151,8 +180,20 @@ static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
 		}
 		o.value = fam[v];
 		err = xk_build(k, &only, &o, fb[v]);
+		/* a value of the default's kind that does not compile (a
+		 * BUILD_BUG_ON, a field too narrow): the first analysis stands,
+		 * its refusals saying so */
+		if (err && err != -ENOMEM) {
+			char why[200];
+
+			snprintf(why, sizeof(why), "no build with N=%lld (%s)", fam[v],
+				 xk_last_error());
+			annotate_refusals(t, fam, why);
+			err = 0;
+			goto out;
+		}
 	}
-	for (int i = 0; i < fb[0]->nr_objects && !err; i++) {
+	for (int i = 0; !err && i < fb[0]->nr_objects; i++) {
 		struct gen_input in = { .object = fb[0]->object[i], .def = c->def,
 					.min = c->min, .max = c->max,
 					.by_shape = true, .redo = t };
@@ -171,10 +212,10 @@ static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
 		err = err ?: gen_object(&in, &redo);
 	}
 	err = err ?: merge_by_shape(t, &redo, fam);
+out:
 	free(redo.spans);
 	for (int v = 0; v < GEN_NR_VARIANTS; v++)
 		free(fb[v]);
-	(void)b;
 	return err;
 }
 
@@ -207,7 +248,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		}
 		err = gen_object(&in, t);
 	}
-	err = err ?: gen_by_shape(k, c, b, t);
+	err = err ?: gen_by_shape(k, c, t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)
@@ -281,15 +322,6 @@ int xk_disasm_range(const char *obj_path, const char *func,
 
 
 /* Whether word is one of the space-separated words of list. */
-static bool has_word(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' '))
-			return true;
-	return false;
-}
 
 /* Whether span sp has a point at value n (affine spans need none). */
 static bool has_point(const struct xk_scope_span *sp, long long n)

@@ -172,7 +172,6 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 
 			if (c->in->by_shape && !c->shape[v])
 				continue;
-
 			if (j < 0) {
 				matched = false;
 				continue;
@@ -566,14 +565,17 @@ static bool same_form(const struct xk_insn *a, const struct xk_insn *b)
 	return true;
 }
 
-/*
- * Whether variant v's function is the baseline's in every instruction but
- * immediates, and those only inside spans (t's supported spans of this
- * function; at analysis, t NULL: the seeds): a per-value span's
- * parameters from that build mean what the baseline's code would compute
- * with them only then. NULL, or at which instruction it differs (a
- * reason, in buf).
- */
+/* Whether span sp is one of function f of object (module:name or name). */
+static bool span_of(const struct xk_scope_span *sp, const char *object,
+		    const struct xk_sym *f)
+{
+	const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+						    sp->func;
+
+	return !strcmp(name, f->name) && sp->func_size == f->sym.st_size &&
+	       !strcmp(sp->object, object);
+}
+
 /* Whether instruction i of the baseline lies inside a supported span of t
  * in the function of c (with NULL: whether it is a seed). */
 static bool in_some_span(const struct func_ctx *c, const struct xk_scope *t,
@@ -585,18 +587,23 @@ static bool in_some_span(const struct func_ctx *c, const struct xk_scope *t,
 		return c->seed[i];
 	for (int k = 0; k < t->nr_spans; k++) {
 		const struct xk_scope_span *sp = &t->spans[k];
-		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
-							    sp->func;
 
-		if (sp->cls != XK_SPAN_UNSUPPORTED && !strcmp(name, c->fb->name) &&
-		    sp->func_size == c->fb->sym.st_size &&
-		    !strcmp(sp->object, c->in->object) &&
+		if (sp->cls != XK_SPAN_UNSUPPORTED && span_of(sp, c->in->object, c->fb) &&
 		    off >= sp->start && off < sp->probe)
 			return true;
 	}
 	return false;
 }
 
+/*
+ * Whether variant v's function is the baseline's in every instruction but
+ * immediates, and those only inside spans (t's supported spans of this
+ * function; at analysis, t NULL: the seeds) unless any_imm (the analysis
+ * by shape, which makes every moving immediate a seed): a per-value
+ * span's parameters from that build mean what the baseline's code would
+ * compute with them only then. NULL, or at which instruction it differs
+ * (a reason, in buf).
+ */
 static const char *same_shape_in(const struct func_ctx *c, int v,
 				 const struct xk_scope *t, bool any_imm,
 				 char *buf, size_t size)
@@ -1748,16 +1755,10 @@ out:
 /* By shape: whether function f of in's object has a refused span in redo. */
 static bool refused_in(const struct gen_input *in, const struct xk_sym *f)
 {
-	for (int k = 0; k < in->redo->nr_spans; k++) {
-		const struct xk_scope_span *sp = &in->redo->spans[k];
-		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
-							    sp->func;
-
-		if (sp->cls == XK_SPAN_UNSUPPORTED && !strcmp(name, f->name) &&
-		    sp->func_size == f->sym.st_size &&
-		    !strcmp(sp->object, in->object))
+	for (int k = 0; k < in->redo->nr_spans; k++)
+		if (in->redo->spans[k].cls == XK_SPAN_UNSUPPORTED &&
+		    span_of(&in->redo->spans[k], in->object, f))
 			return true;
-	}
 	return false;
 }
 
