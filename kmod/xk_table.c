@@ -227,13 +227,8 @@ static int check_store(struct xk_span *s, const struct xk_ioc_loc *l, int idx,
 	/* written after the span, at the probe point: from the store (an
 	 * instruction boundary) on, its base register is kept */
 	if (!d->emulate && l->base < XK_NR_REGS) {
-		struct xk_rule_store st;
-		u32 before = d->probe - d->start;
-		u32 len = xk_rule_decode_store(d->expect, d->expect_mask, before,
-					       q, &st);
-
-		why = xk_rule_base_kept(d->expect, d->expect_mask, q, len, before,
-					l->base);
+		why = xk_rule_base_kept(d->expect, d->expect_mask, q,
+					d->probe - d->start, l->base);
 		if (why)
 			return xk_error(error, "span %d: %s+%#llx: %s", idx, d->func,
 					d->start, why), -EINVAL;

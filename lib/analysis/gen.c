@@ -39,17 +39,39 @@ static const char *module_name(const char *ko, char *buf, size_t size)
 	return buf;
 }
 
+/* Whether two spans are of one function of one object. */
+static bool same_function(const struct xk_scope_span *a,
+			  const struct xk_scope_span *b)
+{
+	return !strcmp(a->object, b->object) && !strcmp(a->func, b->func) &&
+	       a->func_size == b->func_size;
+}
+
 /* Span i of t and the next ones of the same function: how many. */
 static int function_spans(const struct xk_scope *t, int i)
 {
 	int n = 1;
 
-	while (i + n < t->nr_spans &&
-	       !strcmp(t->spans[i + n].object, t->spans[i].object) &&
-	       !strcmp(t->spans[i + n].func, t->spans[i].func) &&
-	       t->spans[i + n].func_size == t->spans[i].func_size)
+	while (i + n < t->nr_spans && same_function(&t->spans[i + n], &t->spans[i]))
 		n++;
 	return n;
+}
+
+/* Appends what the analysis by shape found to the first refusal among the
+ * n spans of one function. */
+static void note_by_shape(struct xk_scope_span *sp, int n, const long long *fam,
+			  const char *why)
+{
+	for (int j = 0; j < n; j++) {
+		size_t len = strlen(sp[j].why);
+
+		if (sp[j].cls != XK_SPAN_UNSUPPORTED)
+			continue;
+		snprintf(sp[j].why + len, sizeof(sp[j].why) - len,
+			 "; by shape (N=%lld, %lld, %lld): %s", fam[0], fam[1],
+			 fam[2], why);
+		return;
+	}
 }
 
 /*
@@ -69,37 +91,23 @@ static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
 		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	for (int i = 0; i < t->nr_spans;) {
 		int nt = function_spans(t, i), r, nr = 0;
-		bool all = true;
+		const char *why = NULL;		/* redo's first refusal */
 
 		for (r = 0; r < redo->nr_spans; r++)
-			if (!strcmp(redo->spans[r].object, t->spans[i].object) &&
-			    !strcmp(redo->spans[r].func, t->spans[i].func) &&
-			    redo->spans[r].func_size == t->spans[i].func_size)
+			if (same_function(&redo->spans[r], &t->spans[i]))
 				break;
 		if (r < redo->nr_spans)
 			nr = function_spans(redo, r);
-		for (int j = r; j < r + nr; j++)
-			all &= redo->spans[j].cls != XK_SPAN_UNSUPPORTED;
-		if (nr && all) {
+		for (int j = r; j < r + nr && !why; j++)
+			if (redo->spans[j].cls == XK_SPAN_UNSUPPORTED)
+				why = redo->spans[j].why;
+		if (nr && !why) {	/* every span of redo's supported */
 			memcpy(&out[n], &redo->spans[r], nr * sizeof(*out));
 			n += nr;
 		} else {
 			memcpy(&out[n], &t->spans[i], nt * sizeof(*out));
-			for (int j = n; j < n + nt && nr; j++) {
-				struct xk_scope_span *sp = &out[j];
-				size_t len = strlen(sp->why);
-				const char *why = "";
-
-				if (sp->cls != XK_SPAN_UNSUPPORTED)
-					continue;
-				for (int q = r; q < r + nr && !why[0]; q++)
-					if (redo->spans[q].cls == XK_SPAN_UNSUPPORTED)
-						why = redo->spans[q].why;
-				snprintf(sp->why + len, sizeof(sp->why) - len,
-					 "; by shape (N=%lld, %lld, %lld): %s",
-					 fam[0], fam[1], fam[2], why);
-				break;
-			}
+			if (nr)
+				note_by_shape(&out[n], nt, fam, why);
 			n += nt;
 		}
 		i += nt;
@@ -110,24 +118,13 @@ static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
 	return 0;
 }
 
-/* Appends to the first refusal of each function what the analysis by
- * shape found, when it could not run. */
+/* The analysis by shape could not run: every function's first refusal
+ * says why. */
 static void annotate_refusals(struct xk_scope *t, const long long *fam,
 			      const char *why)
 {
-	for (int i = 0; i < t->nr_spans; i += function_spans(t, i)) {
-		for (int j = i; j < i + function_spans(t, i); j++) {
-			struct xk_scope_span *sp = &t->spans[j];
-			size_t len = strlen(sp->why);
-
-			if (sp->cls != XK_SPAN_UNSUPPORTED)
-				continue;
-			snprintf(sp->why + len, sizeof(sp->why) - len,
-				 "; by shape (N=%lld, %lld, %lld): %s", fam[0],
-				 fam[1], fam[2], why);
-			break;
-		}
-	}
+	for (int i = 0; i < t->nr_spans; i += function_spans(t, i))
+		note_by_shape(&t->spans[i], function_spans(t, i), fam, why);
 }
 
 /*

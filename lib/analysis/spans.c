@@ -281,8 +281,6 @@ static int grow_span(struct func_ctx *c, struct span_work *w,
 	return -ENOTSUP;
 }
 
-
-
 /*
  * The span's store as its first location (choose_locations and
  * choose_emulated): refused when the store's base changes in the span.

@@ -383,6 +383,35 @@ int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 	return err;
 }
 
+/* The flags an arithmetic operation k leaves (unknown for shifts). */
+static void binop_flags(struct sx_state *s, enum sx_kind k, struct sx *a,
+			struct sx *b, struct sx *r, int w)
+{
+	if (k == SX_ADD)
+		set_flags(s, FL_ADD, a, b, r, w);
+	else if (k == SX_SUB)
+		set_flags(s, FL_SUB, a, b, r, w);
+	else if (k == SX_AND || k == SX_OR || k == SX_XOR)
+		set_flags(s, FL_LOGIC, r, r, r, w);
+	else {
+		s->fl_kind = FL_UNKNOWN;
+		s->fl_from_start = false;
+	}
+}
+
+/* The span's store of val, w bits to [base + disp], by instruction in. */
+static void record_store(struct sx_state *s, const struct xk_insn *in,
+			 int base, int64_t disp, int w, struct sx *val)
+{
+	s->has_store = true;
+	s->st_base = base;
+	s->st_disp = disp;
+	s->st_rip_end = in->off + in->len;
+	s->st_width = w;
+	s->st_val = val;
+	s->st_off = in->off;
+}
+
 /*
  * add/sub/and/or/xor to memory, [base + disp] with a general register as
  * base: the old value is a memory input (read where the span starts: only
@@ -414,21 +443,9 @@ static int read_modify_write(struct sx_state *s, const struct xk_insn *in,
 	if (a->kind == SX_REG && a->reg >= XK_NR_REGS)
 		s->mem_clobbered = true;
 	r = node(s, k, w, a, b);
-	if (k == SX_ADD)
-		set_flags(s, FL_ADD, a, b, r, w);
-	else if (k == SX_SUB)
-		set_flags(s, FL_SUB, a, b, r, w);
-	else
-		set_flags(s, FL_LOGIC, r, r, r, w);
-	if (sx_uses_params(r) || s->all_stores) {
-		s->has_store = true;
-		s->st_base = base;
-		s->st_disp = o0->mem.disp;
-		s->st_rip_end = in->off + in->len;
-		s->st_width = w;
-		s->st_val = r;
-		s->st_off = in->off;
-	}
+	binop_flags(s, k, a, b, r, w);
+	if (sx_uses_params(r) || s->all_stores)
+		record_store(s, in, base, o0->mem.disp, w, r);
 	return 0;
 }
 
@@ -465,16 +482,12 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 				if (o0->mem.index != X86_REG_INVALID ||
 				    (!rip && xk_gpr(o0->mem.base, NULL, NULL) < 0))
 					return unsupported(s, in, "store through an address the model cannot name");
-				s->has_store = true;
-				s->st_base = rip ? XK_BASE_RIP :
-					     xk_gpr(o0->mem.base, NULL, NULL);
 				/* rip-relative: where the relocated rel32 is */
-				s->st_disp = rip ? (int64_t)(in->off +
-					     in->x86.encoding.disp_offset) : o0->mem.disp;
-				s->st_rip_end = in->off + in->len;
-				s->st_width = w;
-				s->st_val = b;
-				s->st_off = in->off;
+				record_store(s, in, rip ? XK_BASE_RIP :
+					     xk_gpr(o0->mem.base, NULL, NULL),
+					     rip ? (int64_t)(in->off +
+					     in->x86.encoding.disp_offset) : o0->mem.disp,
+					     w, b);
 			}
 			return 0;
 		}
@@ -634,16 +647,7 @@ binop:
 			return unsupported(s, in, "operand");
 		r = node(s, k, w, a, b);
 	}
-	if (k == SX_ADD)
-		set_flags(s, FL_ADD, a, b, r, w);
-	else if (k == SX_SUB)
-		set_flags(s, FL_SUB, a, b, r, w);
-	else if (k == SX_AND || k == SX_OR || k == SX_XOR)
-		set_flags(s, FL_LOGIC, r, r, r, w);
-	else {
-		s->fl_kind = FL_UNKNOWN;
-		s->fl_from_start = false;
-	}
+	binop_flags(s, k, a, b, r, w);
 	return write_reg(s, o0->reg, r);
 }
 

@@ -388,14 +388,8 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 			/* written at the probe point after the span: its base
 			 * must still be the store's there */
 			if (!d->emulate && store_base >= 0) {
-				struct xk_rule_store st;
-				__u32 len = xk_rule_decode_store(d->expect,
-						d->expect_mask,
-						(__u32)(d->probe - d->start), q, &st);
-
 				why = xk_rule_base_kept(d->expect, d->expect_mask,
-						q, len,
-						(__u32)(d->probe - d->start),
+						q, (__u32)(d->probe - d->start),
 						store_base);
 				if (why)
 					return why;

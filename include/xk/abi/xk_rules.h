@@ -510,16 +510,18 @@ static inline const char *xk_rule_find_store(const __u8 *expect,
 }
 
 /*
- * After a memory location's store at q (len bytes), up to the probe point
- * where the module writes [base + disp] with base's value there: every
- * instruction is one the decoder knows (xk_rule_decode_plain) and none
- * writes base, so the module writes where the span itself stored. Returns
- * NULL, or why not.
+ * After a memory location's store at q (xk_rule_find_store), up to the
+ * probe point (before bytes from the span's start) where the module writes
+ * [base + disp] with base's value there: every instruction is one the
+ * decoder knows (xk_rule_decode_plain) and none writes base, so the module
+ * writes where the span itself stored. Returns NULL, or why not.
  */
 static inline const char *xk_rule_base_kept(const __u8 *expect,
 					    const __u8 *mask, __u32 q,
-					    __u32 len, __u32 before, __s32 base)
+					    __u32 before, __s32 base)
 {
+	struct xk_rule_store st;
+	__u32 len = xk_rule_decode_store(expect, mask, before, q, &st);
 	int store, dst;
 
 	for (q += len; q < before; q += len) {
