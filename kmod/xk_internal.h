@@ -66,6 +66,11 @@ struct xk_span {
 	u32 settle;			/* enum xk_settle_state (xk_settle.c) */
 	u32 nr_points;			/* per-value: points of desc published
 					 * (xk_span_params, xk_table_add_point) */
+	/* replayed (desc.emulate == XK_EMULATE_REPLAY): one per value, the
+	 * count published like nr_points (xk_span_replay,
+	 * xk_table_add_replay); freed at unload */
+	struct xk_ioc_replay *replays[XK_MAX_POINTS];
+	u32 nr_replays;
 };
 
 enum xk_transition_state {
@@ -209,6 +214,8 @@ struct xk_const *xk_find_const(const char *name);
 int xk_value_prepared(const struct xk_const *c, s64 n, char *error);
 int xk_table_add_point(struct xk_ioc_point *req);
 const s64 *xk_span_params(const struct xk_span *s, s64 n);
+int xk_table_add_replay(struct xk_ioc_replay *req);
+const struct xk_ioc_replay *xk_span_replay(const struct xk_span *s, s64 n);
 void xk_const_destroy(struct xk_const *c);
 
 /* xk_probe.c */

@@ -250,6 +250,24 @@ static long ioctl_point(void __user *uarg)
 	return locked_request(uarg, &req, sizeof(req), req.error, run_point);
 }
 
+static int run_replay(void *r)
+{
+	return xk_table_add_replay(r);
+}
+
+/* The request is ~10 KiB: on the heap, not the kernel stack. */
+static long ioctl_replay(void __user *uarg)
+{
+	struct xk_ioc_replay *req = kzalloc(sizeof(*req), GFP_KERNEL);
+	long err;
+
+	if (!req)
+		return -ENOMEM;
+	err = locked_request(uarg, req, sizeof(*req), req->error, run_replay);
+	kfree(req);
+	return err;
+}
+
 static long ioctl_settle(void __user *uarg)
 {
 	struct xk_ioc_settle req;
@@ -400,6 +418,8 @@ static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ioctl_policy_prog(uarg);
 	case XK_IOC_POINT:
 		return ioctl_point(uarg);
+	case XK_IOC_REPLAY:
+		return ioctl_replay(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -91,10 +91,11 @@ fault:
  * these checks first). Runs in the probed context; 0, or the faulting
  * address's -EFAULT with *bad set.
  */
-static int read_mem_inputs(const struct xk_span *s, u64 *in, unsigned long *bad)
+static int read_inputs(const struct xk_ioc_mem_in *mem_in, u32 nr, u64 *in,
+		       unsigned long *bad)
 {
-	for (u32 k = 0; k < s->desc.nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
-		const struct xk_ioc_mem_in *m = &s->desc.mem_in[k];
+	for (u32 k = 0; k < nr && k < XK_MAX_MEM_INPUTS; k++) {
+		const struct xk_ioc_mem_in *m = &mem_in[k];
 		unsigned long addr = in[m->base % XK_NR_REGS] + (u64)m->disp;
 		unsigned long last = addr + m->width / 8 - 1;
 		u64 v = 0;
@@ -109,6 +110,11 @@ static int read_mem_inputs(const struct xk_span *s, u64 *in, unsigned long *bad)
 		in[XK_NR_REGS + k] = v;	/* little endian: zero-extended */
 	}
 	return 0;
+}
+
+static int read_mem_inputs(const struct xk_span *s, u64 *in, unsigned long *bad)
+{
+	return read_inputs(s->desc.mem_in, s->desc.nr_mem_in, in, bad);
 }
 
 /*
@@ -315,6 +321,65 @@ void xk_rewrite_post(struct kprobe *p, struct pt_regs *regs,
 }
 
 /*
+ * A replayed span's replay at value n, or NULL. Runs in the handler (any
+ * context) and under xk_lock; pairs with xk_table_add_replay(), which
+ * stores a replay before it publishes the count (release/acquire).
+ */
+const struct xk_ioc_replay *xk_span_replay(const struct xk_span *s, s64 n)
+{
+	u32 nr = smp_load_acquire(&s->nr_replays);
+
+	for (u32 j = 0; j < nr && j < XK_MAX_POINTS; j++)
+		if (s->replays[j]->value == n)
+			return s->replays[j];
+	return NULL;
+}
+
+/*
+ * A replayed span at value n: every register and the flags the build with
+ * n leaves there, computed from the registers at the span's start (and its
+ * memory inputs), written all at once. A value without a replay (never in
+ * force: xk_value_prepared) or an input that cannot be read disarms the
+ * constant; nothing is written then. Runs in the emulate handler, int3
+ * context, preemption off.
+ */
+static noinline bool replay_general(struct xk_span *s, struct pt_regs *regs,
+				    s64 n)
+{
+	const struct xk_ioc_replay *r = xk_span_replay(s, n);
+	u64 in[XK_NR_INPUTS] = { 0 }, out[XK_REPLAY_MAX_LOCS];
+	unsigned long bad;
+	u32 i;
+
+	if (!r) {
+		write_faulted(s, (unsigned long)n);
+		return false;
+	}
+	xk_regs_to_array(regs, in);
+	if (r->nr_mem_in && read_inputs(r->mem_in, r->nr_mem_in, in, &bad)) {
+		write_faulted(s, bad);
+		return false;
+	}
+	for (i = 0; i < r->nr_locs && i < XK_REPLAY_MAX_LOCS; i++)
+		out[i] = xk_expr_eval_pv(&r->locs[i].expr, in, n, NULL);
+	for (i = 0; i < r->nr_locs && i < XK_REPLAY_MAX_LOCS; i++) {
+		const struct xk_ioc_loc *l = &r->locs[i];
+		unsigned long *slot;
+
+		if (l->kind == XK_LOC_FLAGS) {
+			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
+				      (out[i] & XK_EFLAGS_ARITH);
+			continue;
+		}
+		slot = reg_slot(regs, l->kind);
+		if (slot)	/* never rsp (xk_ioc_replay_check) */
+			*slot = out[i];
+	}
+	atomic64_inc(&s->hits);
+	return true;
+}
+
+/*
  * Whether the compared bytes after an emulated span's first (where its
  * own int3 is) still equal the table's, up to the probe point where the
  * thread resumes. Runs in its rewrite handler, preemption off.
@@ -364,7 +429,8 @@ int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs)
 		write_faulted(s, s->start_addr);
 		return 0;
 	}
-	if (!rewrite_general(s, regs, n))
+	if (s->desc.emulate == XK_EMULATE_REPLAY ? !replay_general(s, regs, n) :
+	    !rewrite_general(s, regs, n))
 		return 0;
 	instruction_pointer_set(regs, s->resume_addr);
 	return 1;

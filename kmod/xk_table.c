@@ -36,7 +36,77 @@ int xk_value_prepared(const struct xk_const *c, s64 n, char *error)
 					"gen --prepare %lld ahead of time)", c->name,
 					i, s->desc.func, s->desc.probe, n, n),
 			       -ENOKEY;
+		if (n != c->def && s->desc.emulate == XK_EMULATE_REPLAY &&
+		    !xk_span_replay(s, n))
+			return xk_error(error, "%s: span %d (%s+%#llx) has no code for "
+					"value %lld yet: it replays a build with the "
+					"value (xk set builds it; xk gen --prepare %lld "
+					"ahead of time)", c->name, i, s->desc.func,
+					s->desc.probe, n, n),
+			       -ENOKEY;
 	}
+	return 0;
+}
+
+/*
+ * XK_IOC_REPLAY: what a replayed span leaves at one value. Runs in process
+ * context under xk_lock while the handlers may run: the replay is copied
+ * and checked whole, stored in a slot past the published count, then the
+ * count is raised (release; xk_span_replay acquires it). Replays are never
+ * changed or removed before unload (xk_table_unload frees them after the
+ * probes are gone).
+ */
+int xk_table_add_replay(struct xk_ioc_replay *req)
+{
+	struct xk_ioc_replay *copy;
+	const struct xk_ioc_replay *have;
+	struct xk_const *c;
+	struct xk_span *s;
+	const char *why;
+	int err;
+
+	req->name[XK_NAME_MAX - 1] = '\0';
+	err = xk_refuse_locked_down(req->error);
+	if (err)
+		return err;
+	c = xk_find_const(req->name);
+	if (!c)
+		return xk_error(req->error, "%s is not loaded (xk load first)",
+				req->name), -ENOENT;
+	if (req->span >= (u32)c->nr_spans ||
+	    c->spans[req->span].desc.emulate != XK_EMULATE_REPLAY)
+		return xk_error(req->error, "%s: span %u is not a replayed span",
+				c->name, req->span), -EINVAL;
+	s = &c->spans[req->span];
+	if (req->value < c->min || req->value > c->max || req->value == c->def)
+		return xk_error(req->error, "%s: a replay for value %lld, out of "
+				"bounds [%lld, %lld] or the compiled-in one",
+				c->name, req->value, c->min, c->max), -ERANGE;
+	why = xk_ioc_replay_check(req);
+	if (why)
+		return xk_error(req->error, "%s: span %u's replay for value %lld: %s",
+				c->name, req->span, req->value, why), -EINVAL;
+	have = xk_span_replay(s, req->value);
+	if (have) {
+		/* the same build gives the same replay: only its programs and
+		 * locations are compared */
+		if (have->nr_locs != req->nr_locs || have->nr_mem_in != req->nr_mem_in ||
+		    memcmp(have->mem_in, req->mem_in, sizeof(req->mem_in)) ||
+		    memcmp(have->locs, req->locs, sizeof(req->locs)))
+			return xk_error(req->error, "%s: span %u already replays "
+					"other code for value %lld", c->name,
+					req->span, req->value), -EINVAL;
+		return 0;
+	}
+	if (s->nr_replays == XK_MAX_POINTS)
+		return xk_error(req->error, "%s: span %u holds %d values already, "
+				"the limit (xk unload and load it again)", c->name,
+				req->span, XK_MAX_POINTS), -ENOSPC;
+	copy = kmemdup(req, sizeof(*req), GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	s->replays[s->nr_replays] = copy;
+	smp_store_release(&s->nr_replays, s->nr_replays + 1);
 	return 0;
 }
 
@@ -461,8 +531,11 @@ void xk_const_destroy(struct xk_const *c)
 	/* an orphaned per-task transition lets go of it (xk_transition.c) */
 	xk_transition_release(c);
 	/* the probes are gone and their handlers done: nothing reads these */
-	for (i = 0; i < c->nr_spans; i++)
+	for (i = 0; i < c->nr_spans; i++) {
 		kfree(rcu_dereference_protected(c->spans[i].fast, 1));
+		for (u32 k = 0; k < c->spans[i].nr_replays; k++)
+			kfree(c->spans[i].replays[k]);
+	}
 	free_percpu(c->stats);
 	kvfree(c->spans);
 	kfree(c);

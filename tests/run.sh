@@ -41,7 +41,7 @@ prepare_tables() {
 	local c
 	for c in BLK_MAX_REQUEST_COUNT SHRINK_BATCH HYSTART_DELAY_MIN HYSTART_DELAY_MAX \
 		 TCP_FASTRETRANS_THRESH CYCLE_LEN BLK_PLUG_FLUSH_SIZE IORING_MAX_ENTRIES \
-		 BBR_PACING_MARGIN_PERCENT PCP_BATCH_DIVISOR; do
+		 BBR_PACING_MARGIN_PERCENT PCP_BATCH_DIVISOR KYBER_ASYNC_PERCENT; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	# the per-value test's value, built here (the guest takes it from the
@@ -49,6 +49,9 @@ prepare_tables() {
 	# table made again without it: the set in the guest must prepare it
 	build/xk -q gen --prepare 1000 GSO_MAX_SEGS >/dev/null || return 1
 	build/xk -q gen GSO_MAX_SEGS >/dev/null || return 1
+	# the replayed test's value, the same way: its load prepares it
+	build/xk -q gen --prepare 50 KYBER_ASYNC_PERCENT >/dev/null || return 1
+	build/xk -q gen KYBER_ASYNC_PERCENT >/dev/null || return 1
 	# the by-shape test's refused value: its build has another shape (the
 	# guest analyses the cached build and refuses it by name)
 	if build/xk -q gen --prepare 6 PCP_BATCH_DIVISOR >/dev/null 2>&1; then

@@ -43,6 +43,19 @@ struct xk_scope_loc {
 	char text[256];		/* the expression, for people */
 };
 
+/* One value's code of a replayed span (struct xk_ioc_replay). */
+struct xk_scope_replay {
+	int64_t n;
+	int nr_locs;
+	struct xk_scope_loc locs[XK_REPLAY_MAX_LOCS];
+	int nr_mem_in;
+	struct xk_scope_mem_in {
+		int base;
+		int64_t disp;
+		int width;
+	} mem_in[XK_MAX_MEM_INPUTS];
+};
+
 struct xk_scope_span {
 	char object[128];	/* e.g. block/blk-mq.o */
 	char func[XK_FUNC_MAX];
@@ -68,11 +81,7 @@ struct xk_scope_span {
 	/* values the programs read from memory at the probe point: input
 	 * XK_NR_REGS + k of the programs is width bits at [base + disp] */
 	int nr_mem_in;
-	struct xk_scope_mem_in {
-		int base;
-		int64_t disp;
-		int width;
-	} mem_in[XK_MAX_MEM_INPUTS];
+	struct xk_scope_mem_in mem_in[XK_MAX_MEM_INPUTS];
 	/* 0, or the length of the span's last instruction, on which the
 	 * rewrite probe sits because the probe point is a branch target (the
 	 * module rewrites after that instruction runs; never optimized, never
@@ -81,7 +90,15 @@ struct xk_scope_span {
 	/* the emulated form: the rewrite probe sits at start, the module
 	 * writes the locations and resumes at probe; the span never runs
 	 * (unless the compiled-in value is in force) */
-	bool emulate;
+	int emulate;		/* XK_EMULATE_SPAN, or XK_EMULATE_REPLAY */
+	/*
+	 * Replayed (emulate == XK_EMULATE_REPLAY): what the build with each
+	 * prepared value leaves after [start, probe), as programs of the
+	 * registers at start (nr_locs is 0: the locations are the
+	 * replays'). NULL or XK_MAX_POINTS slots; freed by xk_scope_free.
+	 */
+	int nr_replays;
+	struct xk_scope_replay *replays;
 	/*
 	 * A per-value span (nr_points > 0): its parameters are the
 	 * immediates of the instructions at param_insn[k] in a build with
@@ -124,6 +141,20 @@ int xk_scope_write(const struct xk_scope *t, const char *path);
 /* Parses a table; a malformed one fails with the line named. */
 int xk_scope_read(const char *path, struct xk_scope *t);
 void xk_scope_free(struct xk_scope *t);
+/* A replay as the module takes it (xk_ioc_replay: name, span, size unset). */
+void xk_scope_replay_to_ioc(const struct xk_scope_replay *r,
+			    struct xk_ioc_replay *d);
+/*
+ * Whether span sp can take value n as it is: unsupported, affine, the
+ * compiled-in value def, or a point or a replay at n.
+ */
+bool xk_scope_span_has_value(const struct xk_scope_span *sp, int64_t n,
+			     int64_t def);
+/* Span sp's replay at value n, or NULL. */
+const struct xk_scope_replay *xk_scope_replay_of(const struct xk_scope_span *sp,
+						 int64_t n);
+/* Adds a replay to sp (the oldest dropped when full); -ENOMEM. */
+int xk_scope_add_replay(struct xk_scope_span *sp, const struct xk_scope_replay *r);
 int xk_scope_nr_supported(const struct xk_scope *t);
 const char *xk_span_class_name(enum xk_span_class c);
 /*

@@ -57,31 +57,31 @@ static int function_spans(const struct xk_scope *t, int i)
 	return n;
 }
 
-/* Appends what the analysis by shape found to the first refusal among the
- * n spans of one function. */
-static void note_by_shape(struct xk_scope_span *sp, int n, const long long *fam,
-			  const char *why)
+/* Appends what a later analysis (what) found to the first refusal among
+ * the n spans of one function. */
+static void note_refusal(struct xk_scope_span *sp, int n, const char *what,
+			 const char *why)
 {
 	for (int j = 0; j < n; j++) {
 		size_t len = strlen(sp[j].why);
 
 		if (sp[j].cls != XK_SPAN_UNSUPPORTED)
 			continue;
-		snprintf(sp[j].why + len, sizeof(sp[j].why) - len,
-			 "; by shape (N=%lld, %lld, %lld): %s", fam[0], fam[1],
-			 fam[2], why);
+		snprintf(sp[j].why + len, sizeof(sp[j].why) - len, "; %s: %s",
+			 what, why);
 		return;
 	}
 }
 
 /*
- * Merges the by-shape analysis (redo's spans, function by function) into
- * t: a function all of whose spans redo supports takes redo's spans in
- * place of its own; any other keeps its own, the first refusal naming
- * what the analysis by shape found. Spans of one function are adjacent.
+ * Merges a later analysis (redo's spans, function by function) into t: a
+ * function all of whose spans redo supports takes redo's spans in place
+ * of its own; any other keeps its own, the first refusal naming what the
+ * later analysis (what) found. Spans of one function are adjacent. The
+ * spans not taken are freed.
  */
-static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
-			  const long long *fam)
+static int merge_redo(struct xk_scope *t, struct xk_scope *redo,
+		      const char *what)
 {
 	struct xk_scope_span *out;
 	int n = 0, cap = t->nr_spans + redo->nr_spans;
@@ -103,11 +103,15 @@ static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
 				why = redo->spans[j].why;
 		if (nr && !why) {	/* every span of redo's supported */
 			memcpy(&out[n], &redo->spans[r], nr * sizeof(*out));
+			for (int j = r; j < r + nr; j++)
+				redo->spans[j].replays = NULL;	/* moved */
+			for (int j = i; j < i + nt; j++)
+				free(t->spans[j].replays);
 			n += nr;
 		} else {
 			memcpy(&out[n], &t->spans[i], nt * sizeof(*out));
 			if (nr)
-				note_by_shape(&out[n], nt, fam, why);
+				note_refusal(&out[n], nt, what, why);
 			n += nt;
 		}
 		i += nt;
@@ -120,11 +124,11 @@ static int merge_by_shape(struct xk_scope *t, const struct xk_scope *redo,
 
 /* The analysis by shape could not run: every function's first refusal
  * says why. */
-static void annotate_refusals(struct xk_scope *t, const long long *fam,
+static void annotate_refusals(struct xk_scope *t, const char *what,
 			      const char *why)
 {
 	for (int i = 0; i < t->nr_spans; i += function_spans(t, i))
-		note_by_shape(&t->spans[i], function_spans(t, i), fam, why);
+		note_refusal(&t->spans[i], function_spans(t, i), what, why);
 }
 
 /*
@@ -147,6 +151,7 @@ static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
 	struct xk_scope redo = { .nr_spans = 0 };
 	struct xk_constant only = *c;
 	long long fam[GEN_NR_VARIANTS];
+	char what[96];
 	int err = 0;
 
 	if (c->def < 2 || c->def > (1LL << 40))
@@ -154,6 +159,8 @@ static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
 	fam[0] = c->def * 2;
 	fam[1] = c->def * 4;
 	fam[2] = c->def % 2 ? c->def * 8 : c->def / 2;
+	snprintf(what, sizeof(what), "by shape (N=%lld, %lld, %lld)", fam[0],
+		 fam[1], fam[2]);
 	only.objects[0] = '\0';
 	for (int i = 0; i < t->nr_spans; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
@@ -185,7 +192,7 @@ static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
 
 			snprintf(why, sizeof(why), "no build with N=%lld (%s)", fam[v],
 				 xk_last_error());
-			annotate_refusals(t, fam, why);
+			annotate_refusals(t, what, why);
 			err = 0;
 			goto out;
 		}
@@ -208,11 +215,180 @@ static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
 		}
 		err = err ?: gen_object(&in, &redo);
 	}
-	err = err ?: merge_by_shape(t, &redo, fam);
+	err = err ?: merge_redo(t, &redo, what);
 out:
-	free(redo.spans);
+	xk_scope_free(&redo);
 	for (int v = 0; v < GEN_NR_VARIANTS; v++)
 		free(fb[v]);
+	return err;
+}
+
+/*
+ * The replayed form of one object's functions with refused spans in t,
+ * from builds with values[v] (paths[v]; "" when that value did not build):
+ * appended to redo (replay_function, replay.c).
+ */
+static int replay_object(const struct gen_input *in, int nr, const int64_t *values,
+			 char (*paths)[XK_PATH_MAX], const struct xk_scope *t,
+			 struct xk_scope *redo)
+{
+	struct xk_obj base, *var = calloc(nr ? nr : 1, sizeof(*var));
+	const struct xk_sym **fv = calloc(nr ? nr : 1, sizeof(*fv));
+	bool *open = calloc(nr ? nr : 1, sizeof(bool));
+	int err;
+
+	if (!var || !fv || !open) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out_free;
+	}
+	err = xk_obj_open(&base, in->base_path);
+	if (err)
+		goto out_free;
+	for (int v = 0; v < nr && !err; v++)
+		if (paths[v][0]) {
+			err = xk_obj_open(&var[v], paths[v]);
+			open[v] = !err;
+		}
+	for (int i = 0; i < t->nr_spans && !err; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+							    sp->func;
+		struct xk_sym *f = NULL;
+		bool refused = false;
+
+		if (strcmp(sp->object, in->object) ||
+		    (i && same_function(&t->spans[i - 1], sp)))
+			continue;
+		for (int j = i; j < i + function_spans(t, i); j++)
+			refused |= t->spans[j].cls == XK_SPAN_UNSUPPORTED;
+		for (size_t k = 0; refused && k < base.nr_syms; k++)
+			if (base.syms[k].is_func && !strcmp(base.syms[k].name, name) &&
+			    base.syms[k].sym.st_size == sp->func_size)
+				f = &base.syms[k];
+		if (!f)
+			continue;
+		for (int v = 0; v < nr; v++) {
+			fv[v] = NULL;
+			if (!open[v])
+				continue;
+			xk_obj_correlate(&base, &var[v]);
+			fv[v] = f->twin;
+			for (size_t k = 0; k < base.nr_syms; k++)
+				base.syms[k].twin = NULL;
+			for (size_t k = 0; k < var[v].nr_syms; k++)
+				var[v].syms[k].twin = NULL;
+		}
+		err = replay_function(in, &base, f, nr, fv, values, redo);
+	}
+	for (int v = 0; v < nr; v++)
+		if (open[v])
+			xk_obj_close(&var[v]);
+	xk_obj_close(&base);
+out_free:
+	free(var);
+	free(fv);
+	free(open);
+	return err;
+}
+
+/*
+ * The replayed form, for the functions still refused after the analysis
+ * by shape: their builds with the fit, check and by-shape values (all
+ * cached by then) are diffed against the baseline; a function whose
+ * builds differ in straight-line regions only is replayed there, at every
+ * value whose regions replay (others are built and checked when they are
+ * set). Only the objects of those functions are built.
+ */
+static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
+		      const struct xk_build_result *b, struct xk_scope *t)
+{
+	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true);
+	int64_t values[2 * GEN_NR_VARIANTS];
+	struct xk_build_result *res[2 * GEN_NR_VARIANTS] = { NULL };
+	struct xk_scope redo = { .nr_spans = 0 };
+	struct xk_constant only = *c;
+	char (*paths)[XK_PATH_MAX] = NULL;
+	int nr = 0, err = 0;
+
+	if (gen_replay_off)
+		return 0;
+	only.objects[0] = '\0';
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		size_t len = strlen(only.objects);
+
+		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only.objects, sp->object))
+			continue;
+		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
+				  "%s%s", len ? " " : "", sp->object);
+		if (err)
+			return xk_err(err, "%s: too many objects with refused "
+				      "spans for the replayed form", c->name);
+	}
+	if (!only.objects[0])
+		return 0;
+	{
+		long long cand[2 * GEN_NR_VARIANTS] = {
+			b->value[0], b->value[1], b->value[2],
+			c->def * 2, c->def * 4, c->def % 2 ? c->def * 8 : c->def / 2,
+		};
+
+		for (int i = 0; i < 2 * GEN_NR_VARIANTS; i++) {
+			bool dup = false;
+
+			for (int j = 0; j < nr; j++)
+				dup |= values[j] == cand[i];
+			if (!dup && cand[i] != c->def && cand[i] >= c->min &&
+			    cand[i] <= c->max && (i < GEN_NR_VARIANTS ||
+						  (c->def >= 2 && c->def <= (1LL << 40))))
+				values[nr++] = cand[i];
+		}
+	}
+	for (int v = 0; v < nr && !err; v++) {
+		res[v] = calloc(1, sizeof(*res[v]));
+		if (!res[v]) {
+			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+			break;
+		}
+		o.value = values[v];
+		err = xk_build(k, &only, &o, res[v]);
+		if (err && err != -ENOMEM) {
+			res[v]->nr_objects = 0;	/* did not build: not a value */
+			xk_err_clear();
+			err = 0;
+		}
+	}
+	paths = calloc(nr ? nr : 1, sizeof(*paths));
+	if (!err && !paths)
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+	for (int v0 = 0; !err && v0 < nr; v0++) {
+		const struct xk_build_result *r0 = res[v0];
+
+		if (!r0->nr_objects)
+			continue;
+		for (int i = 0; i < r0->nr_objects && !err; i++) {
+			struct gen_input in = { .object = r0->object[i], .def = c->def,
+						.min = c->min, .max = c->max };
+			char module[64];
+
+			in.module = module_name(r0->module[i], module, sizeof(module));
+			xk_strlcpy(in.base_path, r0->base[i], sizeof(in.base_path));
+			for (int v = 0; v < nr; v++) {
+				paths[v][0] = '\0';
+				for (int j = 0; j < res[v]->nr_objects; j++)
+					if (!strcmp(res[v]->object[j], in.object))
+						xk_strlcpy(paths[v], res[v]->variant[j][0],
+							   sizeof(paths[v]));
+			}
+			err = replay_object(&in, nr, values, paths, t, &redo);
+		}
+		break;	/* every object once, from the first value that built */
+	}
+	err = err ?: merge_redo(t, &redo, "replayed");
+	xk_scope_free(&redo);
+	free(paths);
+	for (int v = 0; v < nr; v++)
+		free(res[v]);
 	return err;
 }
 
@@ -246,6 +422,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		err = gen_object(&in, t);
 	}
 	err = err ?: gen_by_shape(k, c, t);
+	err = err ?: gen_replay(k, c, b, t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)
@@ -320,16 +497,6 @@ int xk_disasm_range(const char *obj_path, const char *func,
 
 /* Whether word is one of the space-separated words of list. */
 
-/* Whether span sp has a point at value n (affine spans need none). */
-static bool has_point(const struct xk_scope_span *sp, long long n)
-{
-	if (sp->cls == XK_SPAN_UNSUPPORTED || sp->nr_points <= 0)
-		return true;
-	for (int j = 0; j < sp->nr_points; j++)
-		if (sp->points[j].n == n)
-			return true;
-	return false;
-}
 
 /* Appends a point to sp; a full span drops its oldest point but the default's. */
 static void add_point(struct xk_scope_span *sp, long long def, long long n,
@@ -354,6 +521,8 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 		.skip_identity = true);
 	struct xk_build_result *b = NULL;
 	__s64 (*rows)[XK_MAX_PARAMS] = NULL;
+	struct xk_scope_replay *reps = NULL;
+	bool *got = NULL;
 	struct xk_constant only = *c;
 	size_t len = 0;
 	int err = 0;
@@ -368,7 +537,7 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 	for (int i = 0; i < t->nr_spans; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
 
-		if (has_point(sp, value) || has_word(only.objects, sp->object))
+		if (xk_scope_span_has_value(sp, value, t->def) || has_word(only.objects, sp->object))
 			continue;
 		len = strlen(only.objects);
 		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
@@ -380,7 +549,9 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 		return 0;
 	b = calloc(1, sizeof(*b));
 	rows = calloc(t->nr_spans, sizeof(*rows));
-	if (!b || !rows) {
+	reps = calloc(t->nr_spans, sizeof(*reps));
+	got = calloc(t->nr_spans, sizeof(*got));
+	if (!b || !rows || !reps || !got) {
 		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 		goto out;
 	}
@@ -393,14 +564,15 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 		in.variant[0].value = value;
 		xk_strlcpy(in.variant[0].path, b->variant[i][0],
 			   sizeof(in.variant[0].path));
-		err = gen_point_object(&in, t, rows);
+		err = gen_point_object(&in, t, rows) ?:
+		      gen_replay_point_object(&in, t, reps, got);
 	}
 	/* every span could take it: all take it */
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		struct xk_scope_span *sp = &t->spans[i];
 		bool built = false;
 
-		if (has_point(sp, value))
+		if (xk_scope_span_has_value(sp, value, t->def))
 			continue;
 		for (int j = 0; j < b->nr_objects; j++)
 			built |= !strcmp(b->object[j], sp->object);
@@ -409,10 +581,21 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 				     t->constant, i, sp->object);
 			break;
 		}
-		add_point(sp, t->def, value, rows[i]);
+		if (sp->emulate == XK_EMULATE_REPLAY) {
+			if (!got[i]) {
+				err = xk_err(-ENOENT, "%s: span %d has no replay for %lld",
+					     t->constant, i, value);
+				break;
+			}
+			err = xk_scope_add_replay(sp, &reps[i]);
+		} else {
+			add_point(sp, t->def, value, rows[i]);
+		}
 		(*added)++;
 	}
 out:
+	free(reps);
+	free(got);
 	free(rows);
 	free(b);
 	return err;

@@ -1569,8 +1569,8 @@ out:
 }
 
 /* A new span of the table, in function f of the object being analysed. */
-static int add_span(struct xk_scope *t, const struct gen_input *in,
-		    const struct xk_sym *f, struct xk_scope_span **sp)
+int gen_add_span(struct xk_scope *t, const struct gen_input *in,
+		 const struct xk_sym *f, struct xk_scope_span **sp)
 {
 	struct xk_scope_span *bigger;
 
@@ -1630,7 +1630,7 @@ static int analyse_regions(struct func_ctx *c, struct xk_scope *t, int first)
 			if (c->other[j])
 				end = j;
 		}
-		err = add_span(t, c->in, c->fb, &sp);
+		err = gen_add_span(t, c->in, c->fb, &sp);
 		if (err)
 			break;
 		if (c->base.insn[end].is_branch || c->base.insn[end].is_call ||
@@ -1676,7 +1676,7 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		if (!any) {
 			struct xk_scope_span *sp;
 
-			err = add_span(t, in, fb, &sp);
+			err = gen_add_span(t, in, fb, &sp);
 			if (!err)
 				span_refuse(sp, "no build has the baseline's "
 					    "shape: %s", why);
@@ -1702,7 +1702,7 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 			if (c.seed[j])
 				end = j;
 		}
-		err = add_span(t, in, fb, &sp);
+		err = gen_add_span(t, in, fb, &sp);
 		if (err)
 			break;
 		/* a group is emulated only when no split works: an emulated
@@ -1721,7 +1721,7 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 			for (size_t j = i; j <= end && !err; j++) {
 				if (!c.seed[j])
 					continue;
-				err = add_span(t, in, fb, &sp);
+				err = gen_add_span(t, in, fb, &sp);
 				if (err)
 					break;
 				err = analyse_span(&c, j, j, true, sp);
@@ -1806,7 +1806,7 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 			struct xk_scope_span *sp;
 
 			/* inlined or dropped in some build: nothing to align */
-			err = add_span(t, in, f, &sp);
+			err = gen_add_span(t, in, f, &sp);
 			if (!err) {
 				span_refuse(sp, "the function does not exist in every build "
 					     "(inlined or removed with another value)");

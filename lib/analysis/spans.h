@@ -31,6 +31,30 @@ struct gen_input {
 	const struct xk_scope *redo;
 };
 
+/* Appends a span of function f to the table (zeroed, named), in *sp. */
+int gen_add_span(struct xk_scope *t, const struct gen_input *in,
+		 const struct xk_sym *f, struct xk_scope_span **sp);
+/* The unit tests turn the replayed form off to see the first analysis's
+ * refusals (a cap, a soundness rule) that it would otherwise replay. */
+extern bool gen_replay_off;
+/*
+ * The replayed form of function fb (replay.c): its builds with values[v]
+ * (fv[v], NULL when absent) differ from the baseline only in straight-line
+ * regions: one span per region, replayed at every value whose regions all
+ * replay (two at least). Appends those spans to t, or one refused span
+ * naming why.
+ */
+int replay_function(const struct gen_input *in, const struct xk_obj *obj,
+		    const struct xk_sym *fb, int nr_values,
+		    const struct xk_sym *const *fv, const int64_t *values,
+		    struct xk_scope *t);
+/*
+ * The replays at in->variant[0].value of the table's replayed spans in
+ * this object: out[i] for span i, got[i] set. -ENOTSUP naming the span
+ * when that build differs elsewhere or a region does not replay.
+ */
+int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t,
+			    struct xk_scope_replay *out, bool *got);
 /* Appends the spans found in one object to the table. */
 int gen_object(const struct gen_input *in, struct xk_scope *t);
 /*

@@ -589,6 +589,30 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		s->fl_kind = FL_UNKNOWN;
 		s->fl_from_start = false;
 		return write_reg(s, o0->reg, node(s, SX_MUL, w, a, b));
+	case X86_INS_MUL: {
+		/* rdx:rax = rax * src, unsigned; CF and OF only (high half != 0) */
+		struct sx *lo, *hi;
+		int wa;
+
+		if (x->op_count != 1 || (w != 32 && w != 64))
+			return unsupported(s, in, "operand");
+		a = read_reg(s, w == 64 ? X86_REG_RAX : X86_REG_EAX, &wa);
+		b = read_op(s, in, o0, is_seed);
+		if (!a || !b)
+			return unsupported(s, in, "operand");
+		if (w == 64) {
+			lo = node(s, SX_MUL, 64, a, b);
+			hi = node(s, SX_MULHU, 64, a, b);
+		} else {	/* 32-bit values read zero-extended */
+			struct sx *p = node(s, SX_MUL, 64, a, b);
+
+			lo = node(s, SX_AND, 64, p, cnst(s, 64, 0xffffffffLL));
+			hi = node(s, SX_SHR, 64, p, cnst(s, 64, 32));
+		}
+		s->fl_kind = FL_UNKNOWN;
+		s->fl_from_start = false;
+		return write_reg(s, X86_REG_RAX, lo) ?: write_reg(s, X86_REG_RDX, hi);
+	}
 	case X86_INS_INC:
 	case X86_INS_DEC:
 		a = read_op(s, in, o0, false);
@@ -687,7 +711,7 @@ static int compile(const struct sx *e, const int64_t (*fit)[2],
 		[SX_NEG] = XK_OP_NEG, [SX_NOT] = XK_OP_NOT, [SX_SEXT] = XK_OP_SEXT,
 		[SX_LTU] = XK_OP_LTU, [SX_LTS] = XK_OP_LTS, [SX_EQ] = XK_OP_EQ,
 		[SX_SELECT] = XK_OP_SELECT, [SX_FLAGS_SUB] = XK_OP_FLAGS_SUB,
-		[SX_FLAGS_LOGIC] = XK_OP_FLAGS_LOGIC,
+		[SX_FLAGS_LOGIC] = XK_OP_FLAGS_LOGIC, [SX_MULHU] = XK_OP_MULHU,
 	};
 	int err = 0;
 
@@ -860,6 +884,7 @@ void sx_print(const struct sx *e, char *buf, size_t size)
 	case SX_SELECT: snprintf(buf, size, "(%s ? %s : %s)", c, a, b); break;
 	case SX_FLAGS_SUB: snprintf(buf, size, "flags(%s - %s)", a, b); break;
 	case SX_FLAGS_LOGIC: snprintf(buf, size, "flags(%s & %s)", a, b); break;
+	case SX_MULHU: snprintf(buf, size, "hi(%s * %s)", a, b); break;
 	default:
 		/* drop the masks that only restate a width */
 		if (e->kind == SX_AND && e->b && e->b->kind == SX_CONST &&

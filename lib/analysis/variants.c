@@ -279,6 +279,8 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 		h = fnv1a(h, nodeps, strlen(nodeps));
 		xk_snprintf(out, XK_PATH_MAX, "%s/%016llx.o", cache_dir,
 			    (unsigned long long)h);
+		pr_debug("%s with %s = %lld: %s\n", obj, c->name,
+			 res->value[v], out);
 		if (xk_exists(out)) {
 			res->cached++;
 			free(patched);

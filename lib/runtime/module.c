@@ -2,6 +2,7 @@
 /* libxk runtime: talking to xkernel.ko through /dev/xkernel. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -102,6 +103,48 @@ static int check_complete(const struct xk_scope *t, bool partial)
 		      (long long)t->def);
 }
 
+/* Whether some supported span of t is replayed (xk_ioc_span.emulate). */
+static bool has_replays(const struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_spans; i++)
+		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED &&
+		    t->spans[i].emulate == XK_EMULATE_REPLAY)
+			return true;
+	return false;
+}
+
+/*
+ * The replays of a loaded constant's replayed spans (XK_IOC_REPLAY): every
+ * one (value LLONG_MIN) or value's, each span by its index among the
+ * supported ones (the load's order). The first refusal ends it.
+ */
+static int send_replays(int fd, const struct xk_scope *t, long long value)
+{
+	struct xk_ioc_replay *req = malloc(sizeof(*req));
+	int n = 0, err = 0;
+
+	if (!req)
+		return xk_err(-ENOMEM, "%s: out of memory", t->constant);
+	for (int i = 0; i < t->nr_spans && !err; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+
+		if (s->cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		for (int j = 0; j < s->nr_replays && !err; j++) {
+			if (value != LLONG_MIN && s->replays[j].n != value)
+				continue;
+			xk_scope_replay_to_ioc(&s->replays[j], req);
+			req->span = (__u32)n;
+			xk_strlcpy(req->name, t->constant, sizeof(req->name));
+			if (ioctl(fd, XK_IOC_REPLAY, req))
+				err = ioctl_err("replay", req->error);
+		}
+		n++;
+	}
+	free(req);
+	return err;
+}
+
 static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 			   const struct xk_rt_load_opts *opts,
 			   struct xk_rt_result *res)
@@ -109,6 +152,7 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	const char *policy = OPTS_GET(opts, policy, NULL);
 	struct xk_ioc_load req = { .size = sizeof(req) };
 	struct xk_ioc_span *spans;
+	bool replayed;
 	int n = 0, err = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -164,6 +208,11 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 		free(spans);
 		return xk_err(-ENAMETOOLONG, "policy name %s is too long", policy);
 	}
+	/* replayed spans take their replays once loaded: until then only
+	 * the compiled-in value can be in force */
+	replayed = has_replays(t);
+	if (replayed)
+		req.value = t->def;
 	if (ioctl(fd, XK_IOC_LOAD, &req))
 		err = ioctl_err("load", req.error);
 	res->load_ns = req.load_ns;
@@ -171,6 +220,25 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	res->nr_spans = n;
 	res->policy_cookie = req.policy_cookie;
 	free(spans);
+	if (err || !replayed)
+		return err;
+	err = send_replays(fd, t, LLONG_MIN);
+	if (!err && value != t->def) {
+		struct xk_ioc_set set = { .size = sizeof(set), .mode = req.mode,
+					  .value = value,
+					  .timeout_ms = req.timeout_ms };
+
+		xk_strlcpy(set.name, t->constant, sizeof(set.name));
+		if (ioctl(fd, XK_IOC_SET, &set))
+			err = ioctl_err("set", set.error);
+		res->transition_ns = set.transition_ns;
+	}
+	if (err) {	/* nothing half-loaded: the constant goes again */
+		struct xk_ioc_unload un = { .size = sizeof(un) };
+
+		xk_strlcpy(un.name, t->constant, sizeof(un.name));
+		ioctl(fd, XK_IOC_UNLOAD, &un);
+	}
 	return err;
 }
 
@@ -222,16 +290,13 @@ static int xk_rt_add_point_impl(int fd, const struct xk_scope *t, long long valu
 		return xk_err(-ENOMEM, "%s: out of memory", t->constant);
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *s = &t->spans[i];
-		bool found = !s->nr_points;
+		bool found = xk_scope_span_has_value(s, value, t->def);
 
 		if (s->cls == XK_SPAN_UNSUPPORTED)
 			continue;
-		for (int j = 0; j < s->nr_points; j++) {
-			if (s->points[j].n == value) {
+		for (int j = 0; j < s->nr_points; j++)
+			if (s->points[j].n == value)
 				memcpy(rows[n], s->points[j].p, sizeof(rows[n]));
-				found = true;
-			}
-		}
 		if (!found)
 			err = xk_err(-ENOKEY, "%s: span %d has no point for %lld",
 				     t->constant, i, value);
@@ -245,6 +310,8 @@ static int xk_rt_add_point_impl(int fd, const struct xk_scope *t, long long valu
 			err = ioctl_err("point", req.error);
 		*added = (int)req.nr_added;
 	}
+	if (!err && value != t->def && has_replays(t))
+		err = send_replays(fd, t, value);
 	free(rows);
 	return err;
 }

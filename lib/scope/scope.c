@@ -71,6 +71,20 @@ static int check_span_rules(const char *where, const struct xk_scope *t,
 			if (s->locs[l].expr.insn[i].op == XK_OP_PARAM &&
 			    s->locs[l].expr.insn[i].reg >= s->nr_params)
 				why = "a program names a parameter the span lacks";
+	if (!why && s->emulate == XK_EMULATE_REPLAY && !s->nr_replays)
+		why = "a replayed span without a replay";
+	for (int j = 0; !why && j < s->nr_replays; j++) {
+		struct xk_ioc_replay r;
+
+		xk_scope_replay_to_ioc(&s->replays[j], &r);
+		why = xk_ioc_replay_check(&r);
+		if (!why && (s->replays[j].n == t->def || s->replays[j].n < t->min ||
+			     s->replays[j].n > t->max))
+			why = "a replay at the compiled-in value or out of bounds";
+		for (int k = 0; !why && k < j; k++)
+			if (s->replays[k].n == s->replays[j].n)
+				why = "a value has two replays";
+	}
 	if (why)
 		return xk_err(-EINVAL, "%s: span %d (%s+%#llx) breaks the module's "
 				       "rules: %s", where, idx, s->func,
@@ -78,9 +92,24 @@ static int check_span_rules(const char *where, const struct xk_scope *t,
 	return 0;
 }
 
-static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
+static void write_loc(FILE *f, const struct xk_scope_loc *loc)
 {
 	char name[64];
+
+	loc_name(loc, name, sizeof(name));
+	fprintf(f, "loc %s %d", name, loc->width);
+	for (uint32_t i = 0; i < loc->expr.len; i++) {
+		const struct xk_expr_insn *in = &loc->expr.insn[i];
+
+		fprintf(f, " %s:%u:%u:%lld:%lld", xk_op_name(in->op), in->width,
+			in->reg, (long long)in->imm, (long long)in->imm2);
+	}
+	fputc('\n', f);
+	fprintf(f, "text %s = %s\n", name, loc->text);
+}
+
+static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
+{
 
 	fprintf(f, "span %d\n", idx);
 	fprintf(f, "object %s\n", s->object);
@@ -104,7 +133,9 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	fprintf(f, "optimizable %s\n", s->optimizable ? "yes" : "no");
 	if (s->post_len)
 		fprintf(f, "post %u\n", s->post_len);
-	if (s->emulate)
+	if (s->emulate == XK_EMULATE_REPLAY)
+		fputs("emulate replay\n", f);
+	else if (s->emulate)
 		fputs("emulate\n", f);
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
@@ -129,20 +160,18 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	for (int k = 0; k < s->nr_mem_in; k++)
 		fprintf(f, "input %d %s %lld %d\n", k, xk_reg_name(s->mem_in[k].base),
 			(long long)s->mem_in[k].disp, s->mem_in[k].width);
-	for (int l = 0; l < s->nr_locs; l++) {
-		const struct xk_scope_loc *loc = &s->locs[l];
+	for (int l = 0; l < s->nr_locs; l++)
+		write_loc(f, &s->locs[l]);
+	for (int j = 0; j < s->nr_replays; j++) {
+		const struct xk_scope_replay *r = &s->replays[j];
 
-		loc_name(loc, name, sizeof(name));
-		fprintf(f, "loc %s %d", name, loc->width);
-		for (uint32_t i = 0; i < loc->expr.len; i++) {
-			const struct xk_expr_insn *in = &loc->expr.insn[i];
-
-			fprintf(f, " %s:%u:%u:%lld:%lld", xk_op_name(in->op),
-				in->width, in->reg, (long long)in->imm,
-				(long long)in->imm2);
-		}
-		fputc('\n', f);
-		fprintf(f, "text %s = %s\n", name, loc->text);
+		fprintf(f, "replay %lld\n", (long long)r->n);
+		for (int k = 0; k < r->nr_mem_in; k++)
+			fprintf(f, "input %d %s %lld %d\n", k,
+				xk_reg_name(r->mem_in[k].base),
+				(long long)r->mem_in[k].disp, r->mem_in[k].width);
+		for (int l = 0; l < r->nr_locs; l++)
+			write_loc(f, &r->locs[l]);
 	}
 	fputs("safe", f);
 	for (int i = 0; i < s->nr_exits; i++)
@@ -548,7 +577,56 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 				return bad(r, "point N P0 P1 ... (one per fit)");
 			s->nr_points = j + 1;
 		} else if (!strcmp(r->cur, "emulate")) {
-			s->emulate = true;
+			s->emulate = XK_EMULATE_SPAN;
+		} else if (!strcmp(r->cur, "emulate replay")) {
+			s->emulate = XK_EMULATE_REPLAY;
+		} else if (!strncmp(r->cur, "replay ", 7)) {
+			struct xk_scope_replay rp = { .nr_locs = 0 };
+			long long value;
+
+			if (s->emulate != XK_EMULATE_REPLAY || s->nr_locs ||
+			    s->nr_mem_in)
+				return bad(r, "replay without 'emulate replay', or "
+					   "after the span's own locs");
+			if (sscanf(r->cur + 7, "%lld", &value) != 1)
+				return bad(r, "replay N");
+			if (s->nr_replays == XK_MAX_POINTS)
+				return bad(r, "more replays than the limit");
+			rp.n = value;
+			err = xk_scope_add_replay(s, &rp);
+			if (err)
+				return err;
+		} else if (s->nr_replays && !strncmp(r->cur, "input ", 6)) {
+			struct xk_scope_replay *rp = &s->replays[s->nr_replays - 1];
+			struct xk_scope_mem_in *m = &rp->mem_in[rp->nr_mem_in];
+			char reg[16];
+			long long disp;
+			int k;
+
+			if (rp->nr_mem_in == XK_MAX_MEM_INPUTS || rp->nr_locs ||
+			    sscanf(r->cur + 6, "%d %15s %lld %d", &k, reg, &disp,
+				   &m->width) != 4 || k != rp->nr_mem_in ||
+			    (m->base = parse_reg(reg)) < 0 || m->base >= XK_NR_REGS)
+				return bad(r, "input K REGISTER DISP WIDTH (before the "
+					   "replay's locs)");
+			m->disp = disp;
+			rp->nr_mem_in++;
+		} else if (s->nr_replays && !strncmp(r->cur, "loc ", 4)) {
+			struct xk_scope_replay *rp = &s->replays[s->nr_replays - 1];
+
+			if (rp->nr_locs == XK_REPLAY_MAX_LOCS)
+				return bad(r, "too many locations in a replay");
+			err = parse_loc(r, r->cur + 4, &rp->locs[rp->nr_locs]);
+			if (err)
+				return err;
+			rp->nr_locs++;
+		} else if (s->nr_replays && !strncmp(r->cur, "text ", 5)) {
+			struct xk_scope_replay *rp = &s->replays[s->nr_replays - 1];
+
+			if (!rp->nr_locs)
+				return bad(r, "text before loc");
+			xk_strlcpy(rp->locs[rp->nr_locs - 1].text, r->cur + 5,
+				   sizeof(rp->locs[0].text));
 		} else if (!strncmp(r->cur, "post ", 5)) {
 			unsigned int len;
 
@@ -651,8 +729,10 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			return bad(r, "unknown key in span");
 		}
 	}
-	if (!s->nr_locs)
+	if (!s->nr_locs && s->emulate != XK_EMULATE_REPLAY)
 		return bad(r, "a supported span needs a loc");
+	if (s->emulate == XK_EMULATE_REPLAY && !s->nr_replays)
+		return bad(r, "a replayed span needs a replay");
 	if (s->nr_points < 0)
 		return bad(r, "pervalue without a point");
 	if (s->nr_imms && s->nr_imms != s->nr_params)
@@ -737,7 +817,72 @@ int xk_scope_read(const char *path, struct xk_scope *t)
 
 void xk_scope_free(struct xk_scope *t)
 {
+	for (int i = 0; t->spans && i < t->nr_spans; i++)
+		free(t->spans[i].replays);
 	free(t->spans);
 	t->spans = NULL;
 	t->nr_spans = 0;
+}
+
+void xk_scope_replay_to_ioc(const struct xk_scope_replay *r,
+			    struct xk_ioc_replay *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	d->value = r->n;
+	d->nr_locs = r->nr_locs;
+	for (int l = 0; l < r->nr_locs && l < XK_REPLAY_MAX_LOCS; l++) {
+		d->locs[l].kind = r->locs[l].kind;
+		d->locs[l].base = r->locs[l].base;
+		d->locs[l].disp = r->locs[l].disp;
+		d->locs[l].width = r->locs[l].width;
+		d->locs[l].rip_end = r->locs[l].rip_end;
+		d->locs[l].expr = r->locs[l].expr;
+	}
+	d->nr_mem_in = r->nr_mem_in;
+	for (int k = 0; k < r->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
+		d->mem_in[k].base = r->mem_in[k].base;
+		d->mem_in[k].width = r->mem_in[k].width;
+		d->mem_in[k].disp = r->mem_in[k].disp;
+	}
+}
+
+const struct xk_scope_replay *xk_scope_replay_of(const struct xk_scope_span *sp,
+						 int64_t n)
+{
+	for (int j = 0; j < sp->nr_replays; j++)
+		if (sp->replays[j].n == n)
+			return &sp->replays[j];
+	return NULL;
+}
+
+int xk_scope_add_replay(struct xk_scope_span *sp, const struct xk_scope_replay *r)
+{
+	if (!sp->replays) {
+		sp->replays = calloc(XK_MAX_POINTS, sizeof(*sp->replays));
+		if (!sp->replays)
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	}
+	if (sp->nr_replays == XK_MAX_POINTS) {
+		memmove(&sp->replays[0], &sp->replays[1],
+			(XK_MAX_POINTS - 1) * sizeof(sp->replays[0]));
+		sp->nr_replays--;
+	}
+	sp->replays[sp->nr_replays++] = *r;
+	return 0;
+}
+
+bool xk_scope_span_has_value(const struct xk_scope_span *sp, int64_t n,
+			     int64_t def)
+{
+	if (sp->cls == XK_SPAN_UNSUPPORTED || n == def)
+		return true;
+	if (sp->emulate == XK_EMULATE_REPLAY)
+		return xk_scope_replay_of(sp, n) != NULL;
+	if (sp->nr_points <= 0)
+		return true;
+	for (int j = 0; j < sp->nr_points; j++)
+		if (sp->points[j].n == n)
+			return true;
+	return false;
 }

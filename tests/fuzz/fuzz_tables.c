@@ -423,8 +423,8 @@ static int run_cases(int fd, const struct table *t)
 			want = "a settled instruction's opcode carries no immediate";
 			break;
 		case 24:
-			name = "an emulated form other than 0 or 1";
-			s->emulate = 2;
+			name = "an emulated form other than 0, 1 or 2";
+			s->emulate = 3;
 			want = "malformed emulated form";
 			break;
 		case 25:

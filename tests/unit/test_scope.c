@@ -58,6 +58,19 @@ static void sample(struct xk_scope *t, struct xk_scope_span *s)
 
 static char path[64];
 
+/* Writes t to a new temporary file (path). */
+static int write_sample_table(const struct xk_scope *t)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/xk-scope-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return xk_scope_write(t, path);
+}
+
 static int write_sample(void)
 {
 	struct xk_scope t;
@@ -71,6 +84,96 @@ static int write_sample(void)
 	close(fd);
 	sample(&t, &s);
 	return xk_scope_write(&t, path);
+}
+
+/*
+ * A replayed span reads back with its replays (registers, flags, memory
+ * inputs); a replay that writes rsp, a register twice or holds a
+ * parameter is refused by the module's rule, and so is a replayed span
+ * whose skipped bytes are no plain instructions.
+ */
+static int replayed_round_trip(void)
+{
+	/* lea rax, [rax + rax*4]; add rax, rax | mov rcx, rax */
+	static const uint8_t code[] = { 0x48, 0x8d, 0x04, 0x80, 0x48, 0x01, 0xc0,
+					0x48, 0x89, 0xc1 };
+	struct xk_scope t, r;
+	struct xk_scope_span s;
+	struct xk_scope_replay rp = { .n = 11, .nr_locs = 2, .nr_mem_in = 1 };
+	struct xk_ioc_replay d;
+
+	sample(&t, &s);
+	s.nr_locs = 0;
+	s.nr_params = 0;
+	s.emulate = XK_EMULATE_REPLAY;
+	s.probe = s.start + 7;
+	s.expect_len = sizeof(code);
+	memcpy(s.expect, code, sizeof(code));
+	memset(s.expect_mask, 0xff, sizeof(code));
+	s.nr_ranges = 1;
+	s.ranges[0][1] = s.func_size;
+	rp.mem_in[0] = (struct xk_scope_mem_in){ .base = XK_RSP, .disp = 0x98, .width = 64 };
+	rp.locs[0].kind = XK_RAX;
+	rp.locs[0].width = 64;
+	rp.locs[0].expr.len = 3;
+	rp.locs[0].expr.insn[0] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64, .reg = XK_NR_REGS };
+	rp.locs[0].expr.insn[1] = (struct xk_expr_insn){ .op = XK_OP_CONST, .width = 64, .imm = 11 };
+	rp.locs[0].expr.insn[2] = (struct xk_expr_insn){ .op = XK_OP_MUL, .width = 64 };
+	rp.locs[1].kind = XK_LOC_FLAGS;
+	rp.locs[1].width = 64;
+	rp.locs[1].expr.len = 1;
+	rp.locs[1].expr.insn[0] = (struct xk_expr_insn){ .op = XK_OP_CONST, .width = 64, .imm = 0x40 };
+	CHECK(xk_scope_add_replay(&s, &rp) == 0);
+	rp.n = 5;
+	CHECK(xk_scope_add_replay(&s, &rp) == 0);
+	CHECK(write_sample_table(&t) == 0);
+	CHECK(xk_scope_read(path, &r) == 0);
+	CHECK(r.spans[0].emulate == XK_EMULATE_REPLAY && r.spans[0].nr_replays == 2);
+	CHECK(r.spans[0].replays[0].n == 11 && r.spans[0].replays[1].n == 5);
+	CHECK(r.spans[0].replays[1].nr_locs == 2 && r.spans[0].replays[1].nr_mem_in == 1);
+	CHECK(r.spans[0].replays[1].mem_in[0].disp == 0x98);
+	CHECK(!memcmp(&r.spans[0].replays[0].locs[0].expr, &rp.locs[0].expr,
+		      sizeof(rp.locs[0].expr)));
+	CHECK(xk_scope_span_has_value(&r.spans[0], 5, 32) &&
+	      xk_scope_span_has_value(&r.spans[0], 32, 32) &&
+	      !xk_scope_span_has_value(&r.spans[0], 6, 32));
+	xk_scope_free(&r);
+	unlink(path);
+	/* the module's rules on a replay */
+	xk_scope_replay_to_ioc(&rp, &d);
+	CHECK(!xk_ioc_replay_check(&d));
+	d.locs[1].kind = XK_RSP;
+	CHECK(xk_ioc_replay_check(&d) != NULL);
+	d.locs[1].kind = XK_RAX;
+	CHECK(xk_ioc_replay_check(&d) != NULL);	/* twice */
+	xk_scope_replay_to_ioc(&rp, &d);
+	d.locs[0].expr.insn[1].op = XK_OP_PARAM;
+	CHECK(strstr(xk_ioc_replay_check(&d), "parameter"));
+	/* skipped bytes that are no plain instruction: a call */
+	s.expect[0] = 0xe8;
+	CHECK(write_sample_table(&t) != 0);
+	free(s.replays);
+	unlink(path);
+	return 0;
+}
+
+/* mul's high half, computed without a 128-bit type, against one. */
+static int mulhu_matches_the_cpu(void)
+{
+	uint64_t st = 0x9e3779b97f4a7c15ULL;
+
+	for (int i = 0; i < 100000; i++) {
+		uint64_t a, b;
+
+		st ^= st << 13; st ^= st >> 7; st ^= st << 17;
+		a = st;
+		st ^= st << 13; st ^= st >> 7; st ^= st << 17;
+		b = i % 3 ? st : st >> (i % 64);
+		CHECK(xk_mulhu(a, b) ==
+		      (uint64_t)(((unsigned __int128)a * b) >> 64));
+	}
+	CHECK(xk_mulhu(~0ULL, ~0ULL) == ~0ULL - 1);
+	return 0;
 }
 
 static int round_trip(void)
@@ -440,6 +543,7 @@ static int stores_of_memory_locations(void)
 }
 
 UNIT_MAIN("scope",
+	  T(replayed_round_trip), T(mulhu_matches_the_cpu),
 	  T(round_trip),
 	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),

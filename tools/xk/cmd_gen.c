@@ -205,9 +205,17 @@ static void print_span(const struct xk_build_result *b, int i,
 		printf("    the probe point is a branch target: rewritten after the "
 		       "span's last instruction, +0x%llx\n",
 		       (unsigned long long)(s->probe - s->post_len));
-	if (s->emulate)
+	if (s->emulate == XK_EMULATE_REPLAY) {
+		printf("    replayed: probed at +0x%llx, what the build with the value "
+		       "computes there written and the span skipped; values:",
+		       (unsigned long long)s->start);
+		for (int j = 0; j < s->nr_replays; j++)
+			printf(" %lld", (long long)s->replays[j].n);
+		printf(" (others are built when set)\n");
+	} else if (s->emulate) {
 		printf("    emulated: probed at +0x%llx, the span's state written "
 		       "there and the span skipped\n", (unsigned long long)s->start);
+	}
 	for (int k = 0; k < s->nr_params && !s->nr_points; k++)
 		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
 		       (long long)s->fit[k][1]);
@@ -254,6 +262,12 @@ static void json_span(const struct xk_scope_span *s)
 	json_int(jw, "post_len", s->post_len);
 	if (s->emulate)
 		json_bool(jw, "emulate", true);
+	if (s->emulate == XK_EMULATE_REPLAY) {
+		json_begin_array(jw, "replayed");
+		for (int j = 0; j < s->nr_replays; j++)
+			json_int(jw, NULL, s->replays[j].n);
+		json_end_array(jw);
+	}
 	json_begin_array(jw, "fit");
 	for (int p = 0; p < s->nr_params; p++) {
 		json_begin_array(jw, NULL);

@@ -176,14 +176,8 @@ hand:
 /* Whether every per-value span of t has a point at value. */
 bool table_has_value(const struct xk_scope *t, long long value)
 {
-	for (int i = 0; i < t->nr_spans; i++) {
-		const struct xk_scope_span *s = &t->spans[i];
-		bool found = s->cls == XK_SPAN_UNSUPPORTED || !s->nr_points;
-
-		for (int j = 0; j < s->nr_points; j++)
-			found |= s->points[j].n == value;
-		if (!found)
+	for (int i = 0; i < t->nr_spans; i++)
+		if (!xk_scope_span_has_value(&t->spans[i], value, t->def))
 			return false;
-	}
 	return true;
 }

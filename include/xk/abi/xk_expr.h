@@ -79,6 +79,7 @@ enum xk_op {
 	XK_OP_SELECT,		/* c ? a : b (pushed in the order c, a, b) */
 	XK_OP_FLAGS_SUB,	/* EFLAGS of cmp/sub a - b at width */
 	XK_OP_FLAGS_LOGIC,	/* EFLAGS of test/and a & b at width */
+	XK_OP_MULHU,		/* the high 64 bits of the unsigned a * b */
 	XK_OP_MAX,
 };
 
@@ -117,7 +118,7 @@ static inline const char *xk_op_name(unsigned int op)
 		[XK_OP_NEG] = "neg", [XK_OP_NOT] = "not", [XK_OP_SEXT] = "sext",
 		[XK_OP_LTU] = "ltu", [XK_OP_LTS] = "lts", [XK_OP_EQ] = "eq",
 		[XK_OP_SELECT] = "select", [XK_OP_FLAGS_SUB] = "flags_sub",
-		[XK_OP_FLAGS_LOGIC] = "flags_logic",
+		[XK_OP_FLAGS_LOGIC] = "flags_logic", [XK_OP_MULHU] = "mulhu",
 	};
 
 	return op < XK_OP_MAX ? names[op] : 0;
@@ -235,6 +236,18 @@ static inline __s64 xk_signed(__u64 v, unsigned int w)
 	return (v & (1ULL << (w - 1))) ? (__s64)(v | ~xk_mask(w)) : (__s64)v;
 }
 
+/* The high half of the 128-bit product of a and b (mul's rdx), in four
+ * 32-bit products: no 128-bit type (eBPF has none). */
+static inline __u64 xk_mulhu(__u64 a, __u64 b)
+{
+	__u64 al = a & 0xffffffffULL, ah = a >> 32;
+	__u64 bl = b & 0xffffffffULL, bh = b >> 32;
+	__u64 ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+	__u64 mid = (ll >> 32) + (lh & 0xffffffffULL) + (hl & 0xffffffffULL);
+
+	return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
 /*
  * THE evaluator of update programs: the module runs it in its kprobe
  * handlers, libxk in the analysis (fit checks) and the tests against the
@@ -279,6 +292,7 @@ static inline __u64 xk_prog_run_pv(const struct xk_expr_insn *insn, __u32 len,
 		case XK_OP_OR: r = a | b; break;
 		case XK_OP_XOR: r = a ^ b; break;
 		case XK_OP_MUL: r = a * b; break;
+		case XK_OP_MULHU: r = xk_mulhu(a, b); break;
 		case XK_OP_SHL: r = (b & 63) >= w ? 0 : a << (b & 63); break;
 		case XK_OP_SHR: r = (b & 63) >= w ? 0 : (a & m) >> (b & 63); break;
 		case XK_OP_SAR:

@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 7
+#define XK_ABI_VERSION 8
 
 /* limits: xk_rules.h */
 
@@ -111,9 +111,40 @@ struct xk_ioc_span {
 	 * bytes are all compared and xk_rule_check_emulated allows them:
 	 * registers, flags and the span's own store only. Never optimized,
 	 * settled or driven by a policy.
+	 * 2 (XK_EMULATE_REPLAY): the replayed form. The same probe and
+	 * resume point, but what the module writes comes from a build with
+	 * the value in force, whose code differs from the baseline's in
+	 * [start, probe) only (other registers, another schedule): one
+	 * struct xk_ioc_replay per value (XK_IOC_REPLAY), nr_locs 0 here. A
+	 * value with no replay is refused. Its safe span is the whole
+	 * function: the registers between two replayed spans are the
+	 * variant's, so a thread must run all of them with one value.
 	 */
 	__u32 emulate;
 	__u32 pad7;
+};
+
+#define XK_EMULATE_SPAN 1
+#define XK_EMULATE_REPLAY 2
+
+/*
+ * XK_IOC_REPLAY: what a replayed span of a loaded constant leaves at one
+ * value, from the build with that value: up to XK_REPLAY_MAX_LOCS
+ * registers and the flags, each a program of the registers at the span's
+ * start and of up to XK_MAX_MEM_INPUTS values read there (as an emulated
+ * span's). No memory is written. Replays are kept until the constant is
+ * unloaded; a value already there must come with the same replay.
+ */
+struct xk_ioc_replay {
+	__u32 size;
+	__u32 span;		/* the span's index in the load's order */
+	char name[XK_NAME_MAX];
+	__s64 value;
+	__u32 nr_locs;
+	__u32 nr_mem_in;
+	struct xk_ioc_mem_in mem_in[XK_MAX_MEM_INPUTS];
+	struct xk_ioc_loc locs[XK_REPLAY_MAX_LOCS];
+	char error[XK_ERROR_MAX];	/* out */
 };
 
 struct xk_ioc_version {
@@ -320,9 +351,11 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		;
 	if (i == 0 || i == XK_FUNC_MAX)
 		return "no function name, or one without its end";
+	/* a replayed span's locations are its replays' (one at least) */
 	why = xk_rule_check_offsets(d->func_size, d->start, d->probe,
-				    d->expect_len, d->nr_locs, d->nr_exits,
-				    d->nr_ranges);
+				    d->expect_len,
+				    d->nr_locs + (d->emulate == XK_EMULATE_REPLAY),
+				    d->nr_exits, d->nr_ranges);
 	if (why)
 		return why;
 	why = xk_rule_check_expect(d->expect_mask, d->expect_len, d->start,
@@ -348,8 +381,11 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		return "more points than the limit";
 	if (d->nr_points && d->nr_imms)
 		return "a per-value span has settleable immediates";
-	if (d->emulate > 1)
+	if (d->emulate > XK_EMULATE_REPLAY)
 		return "malformed emulated form";
+	if (d->emulate == XK_EMULATE_REPLAY &&
+	    (d->nr_locs || d->nr_mem_in || d->nr_points))
+		return "a replayed span has locations, inputs or points of its own";
 	if (d->emulate && (d->post_len || d->nr_imms))
 		return "an emulated span is probed on its last instruction or "
 		       "settleable";
@@ -401,7 +437,12 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		if (why)
 			return why;
 	}
-	if (d->emulate) {
+	if (d->emulate == XK_EMULATE_REPLAY) {
+		why = xk_rule_check_replayed(d->expect, d->expect_mask, d->start,
+					     d->probe);
+		if (why)
+			return why;
+	} else if (d->emulate) {
 		why = xk_rule_check_emulated(d->expect, d->expect_mask, d->start,
 					     d->probe, store, store_base);
 		if (why)
@@ -419,6 +460,50 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 	return 0;
 }
 
+/*
+ * The shape of a replay, before anything touches the kernel: NULL, or what
+ * breaks it. Registers (never rsp) and the flags, each once, 64 bits (the
+ * flags: their width is ignored); valid programs that read only the
+ * registers and the replay's memory inputs.
+ */
+static inline const char *xk_ioc_replay_check(const struct xk_ioc_replay *r)
+{
+	__u32 seen = 0;
+	const char *why;
+
+	if (r->nr_locs > XK_REPLAY_MAX_LOCS)	/* 0: the region is skipped */
+		return "a replay writes more locations than the limit";
+	if (r->nr_mem_in > XK_MAX_MEM_INPUTS)
+		return "a replay has more memory inputs than the limit";
+	for (__u32 i = 0; i < r->nr_mem_in; i++) {
+		why = xk_rule_check_mem_in(r->mem_in[i].base, r->mem_in[i].width,
+					   r->mem_in[i].disp);
+		if (why)
+			return why;
+	}
+	for (__u32 i = 0; i < r->nr_locs; i++) {
+		const struct xk_ioc_loc *l = &r->locs[i];
+
+		if (l->kind < 0 || l->kind > XK_LOC_FLAGS || l->kind == XK_RSP)
+			return "a replay writes something other than a register "
+			       "or the flags";
+		if (seen & (1u << l->kind))
+			return "a replay writes a location twice";
+		seen |= 1u << l->kind;
+		if (l->width != 64 || l->base || l->disp || l->rip_end)
+			return "a replay's location is malformed";
+		if (xk_expr_validate(&l->expr))
+			return "a replay's program is malformed";
+		for (__u32 k = 0; k < l->expr.len; k++)
+			if (l->expr.insn[k].op == XK_OP_PARAM)
+				return "a replay's program has a parameter";
+		why = xk_rule_check_inputs(&l->expr, r->nr_mem_in);
+		if (why)
+			return why;
+	}
+	return 0;
+}
+
 #define XK_IOC_MAGIC 'X'
 #define XK_IOC_VERSION _IOR(XK_IOC_MAGIC, 0x00, struct xk_ioc_version)
 #define XK_IOC_LOAD _IOWR(XK_IOC_MAGIC, 0x01, struct xk_ioc_load)
@@ -429,5 +514,6 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 #define XK_IOC_SETTLE _IOWR(XK_IOC_MAGIC, 0x06, struct xk_ioc_settle)
 #define XK_IOC_POLICY_PROG _IOWR(XK_IOC_MAGIC, 0x07, struct xk_ioc_policy_prog)
 #define XK_IOC_POINT _IOWR(XK_IOC_MAGIC, 0x08, struct xk_ioc_point)
+#define XK_IOC_REPLAY _IOWR(XK_IOC_MAGIC, 0x09, struct xk_ioc_replay)
 
 #endif

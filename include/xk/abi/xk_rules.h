@@ -38,6 +38,7 @@
 #define XK_MAX_MASKED_RUN 10	/* consecutive bytes left uncompared */
 #define XK_MAX_TIMEOUT_MS 60000	/* a transition's wait (global, per task) */
 #define XK_MAX_LOAD_DISP 0x100000	/* |disp| of a memory input (1 MiB) */
+#define XK_REPLAY_MAX_LOCS 8	/* registers and flags one replay writes */
 #define XK_DEFAULT_TIMEOUT_MS 1000	/* ... when the request says 0 */
 
 /* location kinds: enum xk_reg (a register), XK_LOC_FLAGS, or memory */
@@ -467,6 +468,33 @@ static inline const char *xk_rule_check_emulated(const __u8 *expect,
 		if (!stored && store != (__u32)-1 && dst >= 0 && dst == store_base)
 			return "the emulated span changes its store's base register";
 		stored |= st;
+		q += len;
+	}
+	return 0;
+}
+
+/*
+ * The bytes a replayed span skips (xk_ioc_span.emulate == XK_EMULATE_REPLAY):
+ * [start, probe) are all instructions the emulated form may skip
+ * (xk_rule_decode_plain). Unlike an emulated span, what the thread gets
+ * instead is not the span's own result but the variant build's code for
+ * the value in force (struct xk_ioc_replay); skipping a store of the
+ * baseline writes nothing, so stores may be skipped too.
+ */
+static inline const char *xk_rule_check_replayed(const __u8 *expect,
+						 const __u8 *mask, __u64 start,
+						 __u64 probe)
+{
+	__u32 n = (__u32)(probe - start), q = 0;
+
+	if (probe <= start || probe - start > XK_MAX_EXPECT)
+		return "the replayed span is empty or too long";
+	while (q < n) {
+		int st, dst;
+		__u32 len = xk_rule_decode_plain(expect, mask, n, q, &st, &dst);
+
+		if (!len)
+			return "the replayed span has an instruction it may not skip";
 		q += len;
 	}
 	return 0;

@@ -1,0 +1,770 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk: the replayed form. A function whose code changes with the
+ * constant in another schedule or register allocation at every value (a
+ * multiply by 10 is lea and add, by 11 two leas with other registers, the
+ * compare that follows reads another register) has no immediate to rewrite
+ * and no affine or per-value program of the baseline's registers. But its
+ * builds differ only in short straight-line regions, the code around them
+ * identical. Running the baseline's code outside them and, in each, what
+ * the build with the value in force computes there, from the same
+ * registers, is running that build: the state after each region is the
+ * variant's, and so is all the code that follows.
+ *
+ *   diff_regions()     the variant against the baseline: regions where they
+ *                      differ, the rest identical (relocations and branch
+ *                      targets alike), no branch into a region
+ *   merge_regions()    the regions of every value, merged: one span each
+ *   replay_region()    a value's code of a region, symbolically executed:
+ *                      every register (and the flags, when read after)
+ *                      as a program of the registers at the region's start
+ *   replay_function()  the spans: probed at each region's start, the
+ *                      module writes the value's replay and resumes at the
+ *                      region's end; the safe span is the whole function
+ *                      (between two regions the registers are the
+ *                      variant's: a thread runs all of them at one value)
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "dataflow.h"
+#include "spans.h"
+#include "symexec.h"
+
+bool gen_replay_off;
+
+/* A region: baseline instructions [b0, b1) replaced by variant [v0, v1). */
+struct region {
+	size_t b0, b1, v0, v1;
+};
+
+/* The relocation applied inside an instruction of f, or NULL. */
+static const struct xk_rela *insn_rela(const struct xk_sym *f,
+				       const struct xk_insn *in)
+{
+	uint64_t start = f->sym.st_value + in->off, end = start + in->len;
+
+	for (size_t i = 0; i < f->sec->nr_relas; i++) {
+		const struct xk_rela *r = &f->sec->relas[i];
+
+		if (r->offset >= start && r->offset < end)
+			return r;
+	}
+	return NULL;
+}
+
+/* Whether two instructions are the same but for a branch target in f. */
+static bool same_insn(const struct xk_sym *fb, const struct xk_insn *a,
+		      const struct xk_sym *fv, const struct xk_insn *b)
+{
+	const struct xk_rela *ra = insn_rela(fb, a), *rb = insn_rela(fv, b);
+	/* a relocated branch (a tail call, the return thunk): its text shows
+	 * where the placeholder points, the relocation says where it goes */
+	bool far = ra && rb && a->is_branch == b->is_branch &&
+		   (a->is_branch || a->is_ret) && a->id == b->id && a->len == b->len;
+
+	if ((!far && strcmp(a->norm, b->norm)) || !ra != !rb)
+		return false;
+	if (!ra)
+		return true;
+	return ra->type == rb->type && ra->addend == rb->addend &&
+	       ra->offset - fb->sym.st_value - a->off ==
+		       rb->offset - fv->sym.st_value - b->off &&
+	       ra->sym && rb->sym && !strcmp(ra->sym->name, rb->sym->name);
+}
+
+/* Whether insn i of code is the target of a branch of code. */
+static bool *branch_targets(const struct xk_func_code *code)
+{
+	bool *t = calloc(code->nr + 1, sizeof(bool));
+
+	for (size_t i = 0; t && i < code->nr; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		ssize_t k = in->target >= 0 && !in->is_call ?
+			    xk_code_index(code, in->target) : -1;
+
+		if (k >= 0)
+			t[k] = true;
+	}
+	return t;
+}
+
+/*
+ * The regions where variant V differs from baseline B (fb, fv their
+ * symbols): -ENOTSUP with why when the rest is not identical (a branch
+ * whose targets do not correspond, one into a region) or a region is not
+ * straight-line code. *nr regions in *out (malloc'd).
+ */
+static int diff_regions(const struct xk_func_code *B, const struct xk_sym *fb,
+			const struct xk_func_code *V, const struct xk_sym *fv,
+			struct region **out, size_t *nr, char *why, size_t size)
+{
+	ssize_t *match = calloc(B->nr + 1, sizeof(ssize_t));
+	ssize_t *eq = calloc(B->nr + 1, sizeof(ssize_t));	/* B -> V, equal */
+	ssize_t *veq = calloc(V->nr + 1, sizeof(ssize_t));	/* V -> B */
+	bool *bt = branch_targets(B), *vt = branch_targets(V);
+	struct region *r = NULL;
+	size_t n = 0, i, j, pi = 0, pj = 0;
+	int err = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!match || !eq || !veq || !bt || !vt) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out;
+	}
+	err = xk_align(B, V, match);
+	if (err)
+		goto out;
+	for (j = 0; j <= V->nr; j++)
+		veq[j] = -1;
+	for (i = 0; i < B->nr; i++) {
+		eq[i] = -1;
+		if (match[i] >= 0 &&
+		    same_insn(fb, &B->insn[i], fv, &V->insn[match[i]])) {
+			eq[i] = match[i];
+			veq[match[i]] = (ssize_t)i;
+		}
+	}
+	eq[B->nr] = (ssize_t)V->nr;	/* both ends correspond */
+	veq[V->nr] = (ssize_t)B->nr;
+	r = calloc(B->nr + 1, sizeof(*r));
+	if (!r) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out;
+	}
+	/* the gaps between corresponding instructions */
+	for (i = 0; i <= B->nr; i++) {
+		if (eq[i] < 0)
+			continue;
+		if (i > pi || (size_t)eq[i] > pj)
+			r[n++] = (struct region){ pi, i, pj, (size_t)eq[i] };
+		pi = i + 1;
+		pj = (size_t)eq[i] + 1;
+	}
+	/* a region with no baseline instruction takes the next one along */
+	for (size_t k = 0; k < n; k++) {
+		if (r[k].b0 < r[k].b1)
+			continue;
+		if (r[k].b1 >= B->nr) {
+			snprintf(why, size, "the build adds code at the function's end");
+			err = -ENOTSUP;
+			goto out;
+		}
+		r[k].b1++;
+		r[k].v1++;
+		if (k + 1 < n && r[k + 1].b0 < r[k].b1) {
+			snprintf(why, size, "two regions of the build touch at +0x%llx",
+				 (unsigned long long)B->insn[r[k].b0].off);
+			err = -ENOTSUP;
+			goto out;
+		}
+	}
+	/* the code around the regions corresponds, branches included */
+	for (i = 0; i < B->nr; i++) {
+		const struct xk_insn *a = &B->insn[i], *b;
+		ssize_t ta, tb;
+
+		if (eq[i] < 0 || a->target < 0 || a->is_call)
+			continue;
+		b = &V->insn[eq[i]];
+		ta = xk_code_index(B, a->target);
+		tb = b->target < 0 ? -1 : xk_code_index(V, b->target);
+		if (ta < 0 && tb < 0)
+			continue;
+		if (ta >= 0 && tb >= 0 && eq[ta] == tb)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (ta >= 0 && tb >= 0 && (size_t)ta == r[k].b0 &&
+			    (size_t)tb == r[k].v0)
+				goto next;
+		snprintf(why, size, "+0x%llx %s branches elsewhere in the build",
+			 (unsigned long long)a->off, a->text);
+		err = -ENOTSUP;
+		goto out;
+next:;
+	}
+	for (size_t k = 0; k < n; k++) {
+		for (i = r[k].b0; i < r[k].b1; i++) {
+			const struct xk_insn *a = &B->insn[i];
+
+			if ((i > r[k].b0 && bt[i]) || a->is_branch || a->is_call ||
+			    a->is_ret) {
+				snprintf(why, size, "+0x%llx %s: a region of the "
+					 "build %s", (unsigned long long)a->off,
+					 a->text, bt[i] ? "is entered in its middle" :
+					 "branches");
+				err = -ENOTSUP;
+				goto out;
+			}
+		}
+		for (j = r[k].v0; j < r[k].v1; j++) {
+			const struct xk_insn *b = &V->insn[j];
+
+			if ((j > r[k].v0 && vt[j]) || b->is_branch || b->is_call ||
+			    b->is_ret) {
+				snprintf(why, size, "%s in a region of the build %s",
+					 b->text, vt[j] ? "is a branch target" :
+					 "branches");
+				err = -ENOTSUP;
+				goto out;
+			}
+		}
+	}
+	*out = r;
+	*nr = n;
+	r = NULL;
+out:
+	free(r);
+	free(match);
+	free(eq);
+	free(veq);
+	free(bt);
+	free(vt);
+	return err;
+}
+
+/*
+ * Whether the flags are dead after baseline instruction index at: some
+ * instruction writes them before any reads them on the straight path
+ * from there, or a call or return comes first (the compiler keeps no
+ * flags live across either).
+ */
+static bool flags_dead(const struct xk_func_code *B, size_t at)
+{
+	for (size_t i = at; i < B->nr; i++) {
+		const struct xk_insn *in = &B->insn[i];
+		bool reads = false, writes = false;
+
+		for (int k = 0; k < in->nr_read; k++)
+			reads |= in->regs_read[k] == X86_REG_EFLAGS;
+		for (int k = 0; k < in->nr_write; k++)
+			writes |= in->regs_write[k] == X86_REG_EFLAGS;
+		if (reads)
+			return false;
+		if (writes || in->is_call || in->is_ret)
+			return true;
+		if (in->is_branch)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The replay of variant instructions [v0, v1) of V, to resume at baseline
+ * instruction b1 of B: every general register it changes and, when read
+ * after, the flags, each a program of the registers at its start and of
+ * at most XK_MAX_MEM_INPUTS values it loads. -ENOTSUP with why.
+ */
+static int replay_region(const struct xk_func_code *B, size_t b1,
+			 const struct xk_func_code *V, size_t v0, size_t v1,
+			 struct xk_scope_replay *rp, char *why, size_t size)
+{
+	static const int64_t no_fit[XK_MAX_PARAMS][2];
+	struct sx_state s;
+	int err;
+
+	err = sx_init(&s);
+	if (err)
+		return err;
+	for (size_t j = v0; j < v1 && !err; j++) {
+		const struct xk_insn *in = &V->insn[j];
+
+		/* a NOP of more than a byte may be a site the kernel patches */
+		if (in->has_reloc || in->rip_relative ||
+		    (in->id == X86_INS_NOP && in->len > 1)) {
+			snprintf(why, size, "%s: relocated, rip-relative or a "
+				 "patchable site", in->text);
+			err = -ENOTSUP;
+			break;
+		}
+		err = sx_step(&s, in, false);
+		if (err == -ENOTSUP)
+			snprintf(why, size, "%s", s.why);
+	}
+	if (!err && (s.stored || s.mem_clobbered)) {
+		snprintf(why, size, "the build's region writes memory");
+		err = -ENOTSUP;
+	}
+	if (!err && s.reg_written[XK_RSP]) {
+		snprintf(why, size, "the build's region moves the stack pointer");
+		err = -ENOTSUP;
+	}
+	for (int g = 0; g < XK_NR_REGS && !err; g++) {
+		const struct sx *e = s.reg[g];
+		struct xk_scope_loc *l;
+
+		if (!s.reg_written[g] || (e->kind == SX_REG && e->reg == g &&
+					  e->width == 64))
+			continue;
+		if (rp->nr_locs == XK_REPLAY_MAX_LOCS) {
+			snprintf(why, size, "the build's region changes more than "
+				 "%d registers", XK_REPLAY_MAX_LOCS);
+			err = -ENOTSUP;
+			break;
+		}
+		l = &rp->locs[rp->nr_locs];
+		l->kind = g;
+		l->width = 64;
+		err = sx_compile(e, no_fit, &l->expr);
+		if (err) {
+			snprintf(why, size, "%s in the build's region is no program "
+				 "the module runs (%s)", xk_reg_name(g),
+				 err == -E2BIG ? "too long" : "an unknown input");
+			err = -ENOTSUP;
+			break;
+		}
+		sx_print(e, l->text, sizeof(l->text));
+		rp->nr_locs++;
+	}
+	if (!err && !s.fl_from_start && !flags_dead(B, b1)) {
+		struct sx *e = sx_flags(&s);
+		struct xk_scope_loc *l = &rp->locs[rp->nr_locs];
+
+		if (!e || rp->nr_locs == XK_REPLAY_MAX_LOCS ||
+		    sx_compile(e, no_fit, &l->expr)) {
+			snprintf(why, size, "the flags the build's region leaves "
+				 "are read after it, and not modelled");
+			err = -ENOTSUP;
+		} else {
+			l->kind = XK_LOC_FLAGS;
+			l->width = 64;
+			sx_print(e, l->text, sizeof(l->text));
+			rp->nr_locs++;
+		}
+	}
+	rp->nr_mem_in = 0;
+	for (int k = 0; !err && k < s.nr_mem_in; k++) {
+		rp->mem_in[k].base = s.mem_in[k].base;
+		rp->mem_in[k].disp = s.mem_in[k].disp;
+		rp->mem_in[k].width = s.mem_in[k].width;
+		rp->nr_mem_in++;
+	}
+	sx_free(&s);
+	return err;
+}
+
+/* The variant index that corresponds to baseline index x (regions r of one
+ * value), given x starts a region of them or corresponds itself. */
+static ssize_t variant_index(const struct region *r, size_t nr,
+			     const ssize_t *eq, size_t x)
+{
+	for (size_t k = 0; k < nr; k++)
+		if (r[k].b0 == x)
+			return (ssize_t)r[k].v0;
+	return eq[x];
+}
+
+/* Baseline index -> variant index of the instructions that correspond
+ * (outside the regions), -1 elsewhere; [B->nr] the end. */
+static ssize_t *correspondence(const struct xk_func_code *B,
+			       const struct region *r, size_t nr, size_t vnr)
+{
+	ssize_t *eq = malloc((B->nr + 1) * sizeof(ssize_t));
+	size_t i, k = 0;
+	ssize_t d = 0;
+
+	if (!eq)
+		return NULL;
+	for (i = 0; i <= B->nr; i++) {
+		while (k < nr && r[k].b1 <= i) {
+			d = (ssize_t)r[k].v1 - (ssize_t)r[k].b1;
+			k++;
+		}
+		eq[i] = k < nr && i >= r[k].b0 ? -1 : (ssize_t)i + d;
+	}
+	eq[B->nr] = (ssize_t)vnr;
+	return eq;
+}
+
+struct replay_value {
+	int64_t n;
+	struct xk_func_code code;
+	struct region *r;
+	size_t nr;
+	ssize_t *eq;
+	bool ok;
+	char why[256];
+};
+
+/* One span per merged region, its expected bytes as place_probe's. */
+static int region_span(const struct gen_input *in, const struct xk_obj *obj,
+		       const struct xk_sym *fb, const struct xk_func_code *B,
+		       size_t b0, size_t b1, struct xk_scope_span *sp,
+		       char *why, size_t size)
+{
+	const struct xk_insn *pi = &B->insn[b1];
+	int nr_exits = 0;
+
+	(void)in;
+	sp->cls = XK_SPAN_REGISTER;
+	sp->emulate = XK_EMULATE_REPLAY;
+	sp->start = B->insn[b0].off;
+	sp->probe = pi->off;
+	sp->expect_len = (uint32_t)(pi->off + pi->len - sp->start);
+	if (sp->expect_len > XK_MAX_EXPECT) {
+		snprintf(why, size, "a region of +0x%llx is longer than %d bytes",
+			 (unsigned long long)sp->start, XK_MAX_EXPECT);
+		return -ENOTSUP;
+	}
+	memcpy(sp->expect, xk_func_bytes(fb) + sp->start, sp->expect_len);
+	for (uint32_t k = 0; k < sp->expect_len; k++)
+		sp->expect_mask[k] = xk_func_reloc_at(fb, sp->start + k, 1) ||
+				     xk_jump_label_at(obj, fb, sp->start + k) ?
+				     0 : 0xff;
+	if (pi->has_reloc && (pi->is_call || pi->is_branch || pi->is_ret))
+		memset(sp->expect_mask + (pi->off - sp->start), 0, pi->len);
+	sp->optimizable = false;
+	/* the safe span: the whole function, left at its returns */
+	sp->nr_ranges = 1;
+	sp->ranges[0][0] = 0;
+	sp->ranges[0][1] = sp->func_size;
+	for (size_t i = 0; i < B->nr; i++) {
+		if (!B->insn[i].is_ret)
+			continue;
+		if (nr_exits == df_limits.exits) {
+			snprintf(why, size, "the safe span (the function) has more "
+				 "exits than the %d a table may hold", df_limits.exits);
+			return -ENOTSUP;
+		}
+		sp->exits[nr_exits++] = B->insn[i].off;
+	}
+	sp->nr_exits = nr_exits;
+	sp->escapes = XK_ESCAPE_STORE | XK_ESCAPE_CALL | XK_ESCAPE_RET;
+	sp->slice_len = (uint32_t)B->nr;
+	return 0;
+}
+
+int replay_function(const struct gen_input *in, const struct xk_obj *obj,
+		    const struct xk_sym *fb, int nr_values,
+		    const struct xk_sym *const *fv, const int64_t *values,
+		    struct xk_scope *t)
+{
+	struct replay_value *rv = calloc(nr_values ? nr_values : 1, sizeof(*rv));
+	struct xk_func_code B = { 0 };
+	size_t *lo = NULL, *hi = NULL, nr = 0;
+	struct xk_scope_span *sp;
+	char why[320] = "";
+	int err, first = t->nr_spans, good = 0;
+
+	if (!rv)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	err = xk_disasm_func(fb, &B);
+	if (err)
+		goto out;
+	lo = calloc(B.nr + 1, sizeof(size_t));
+	hi = calloc(B.nr + 1, sizeof(size_t));
+	if (!lo || !hi) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out;
+	}
+	/* each value's regions; a value whose code differs otherwise is not
+	 * prepared (its build is refused by name when it is set) */
+	for (int v = 0; v < nr_values && !err; v++) {
+		rv[v].n = values[v];
+		if (!fv[v]) {
+			snprintf(rv[v].why, sizeof(rv[v].why), "%s is not in the "
+				 "build", fb->name);
+			continue;
+		}
+		err = xk_disasm_func(fv[v], &rv[v].code);
+		if (err)
+			break;
+		err = diff_regions(&B, fb, &rv[v].code, fv[v], &rv[v].r, &rv[v].nr,
+				   rv[v].why, sizeof(rv[v].why));
+		if (err == -ENOTSUP) {
+			err = 0;
+			continue;
+		}
+		/* no region: the same code, replayed as it is */
+		rv[v].eq = err ? NULL : correspondence(&B, rv[v].r, rv[v].nr,
+							rv[v].code.nr);
+		if (!err && !rv[v].eq)
+			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		rv[v].ok = !err;
+	}
+	if (err)
+		goto out;
+	/* the regions of every value merged: [lo, hi) of the baseline */
+	for (int v = 0; v < nr_values; v++)
+		for (size_t k = 0; rv[v].ok && k < rv[v].nr; k++) {
+			size_t a = rv[v].r[k].b0, b = rv[v].r[k].b1;
+			size_t m;
+
+			for (m = 0; m < nr && !(a < hi[m] && b > lo[m]); m++)
+				;
+			if (m == nr) {
+				lo[nr] = a;
+				hi[nr++] = b;
+			} else {
+				lo[m] = a < lo[m] ? a : lo[m];
+				hi[m] = b > hi[m] ? b : hi[m];
+			}
+		}
+	for (int again = 1; again;) {	/* merging may make overlaps */
+		again = 0;
+		for (size_t m = 0; m < nr && !again; m++)
+			for (size_t q = m + 1; q < nr && !again; q++)
+				if (lo[q] < hi[m] && hi[q] > lo[m]) {
+					lo[m] = lo[q] < lo[m] ? lo[q] : lo[m];
+					hi[m] = hi[q] > hi[m] ? hi[q] : hi[m];
+					lo[q] = lo[--nr];
+					hi[q] = hi[nr];
+					again = 1;
+				}
+	}
+	if (!nr) {
+		err = gen_add_span(t, in, fb, &sp);
+		pr_debug("%s: no regions: %s\n", fb->name, rv[0].why);
+		if (!err)
+			span_refuse(sp, "no build differs only in straight-line "
+				    "regions: %s", rv[0].why[0] ? rv[0].why :
+				    nr_values > 1 ? rv[1].why : "");
+		goto out;
+	}
+	for (size_t m = 0; m < nr && !err; m++) {
+		err = gen_add_span(t, in, fb, &sp);
+		if (err)
+			break;
+		for (size_t i = lo[m] + 1; i < hi[m]; i++) {
+			bool into = false;
+
+			for (size_t k = 0; k < B.nr; k++)
+				into |= B.insn[k].target == (int64_t)B.insn[i].off &&
+					!B.insn[k].is_call;
+			if (into) {
+				snprintf(why, sizeof(why), "+0x%llx is a branch "
+					 "target inside a region",
+					 (unsigned long long)B.insn[i].off);
+				err = -ENOTSUP;
+				break;
+			}
+		}
+		if (!err && hi[m] >= B.nr) {
+			snprintf(why, sizeof(why), "a region ends the function");
+			err = -ENOTSUP;
+		}
+		err = err ?: region_span(in, obj, fb, &B, lo[m], hi[m], sp, why,
+					 sizeof(why));
+		for (int v = 0; v < nr_values && !err; v++) {
+			struct xk_scope_replay r = { .n = rv[v].n };
+			ssize_t v0, v1;
+
+			if (!rv[v].ok)
+				continue;
+			v0 = variant_index(rv[v].r, rv[v].nr, rv[v].eq, lo[m]);
+			v1 = variant_index(rv[v].r, rv[v].nr, rv[v].eq, hi[m]);
+			if (v0 < 0 || v1 < v0) {
+				rv[v].ok = false;
+				snprintf(rv[v].why, sizeof(rv[v].why), "the regions of "
+					 "the build do not correspond");
+				continue;
+			}
+			if (replay_region(&B, hi[m], &rv[v].code, (size_t)v0,
+					  (size_t)v1, &r, rv[v].why,
+					  sizeof(rv[v].why)) == -ENOTSUP) {
+				rv[v].ok = false;
+				continue;
+			}
+			err = xk_scope_add_replay(sp, &r);
+		}
+	}
+	/* the spans take the values every region of which replays */
+	for (int v = 0; v < nr_values && !err; v++)
+		good += rv[v].ok;
+	if (!err && good < 2) {
+		snprintf(why, sizeof(why), "fewer than two builds replay (N=%lld: %s)",
+			 (long long)rv[0].n, rv[0].why);
+		err = -ENOTSUP;
+	}
+	for (int i = first; !err && i < t->nr_spans; i++) {
+		struct xk_scope_span *s = &t->spans[i];
+		int keep = 0;
+
+		for (int j = 0; j < s->nr_replays; j++) {
+			bool ok = false;
+
+			for (int v = 0; v < nr_values; v++)
+				ok |= rv[v].ok && rv[v].n == s->replays[j].n;
+			if (ok)
+				s->replays[keep++] = s->replays[j];
+		}
+		s->nr_replays = keep;
+		if (!keep) {	/* a region no value needs: the baseline's */
+			snprintf(why, sizeof(why), "a region no build changes");
+			err = -ENOTSUP;
+		}
+		if (!err) {	/* the module's rules, as every span obeys them */
+			struct xk_ioc_span d;
+			struct xk_ioc_replay r;
+			const char *bad;
+
+			xk_scope_span_to_ioc(s, &d);
+			bad = xk_ioc_span_check(&d);
+			for (int j = 0; !bad && j < s->nr_replays; j++) {
+				xk_scope_replay_to_ioc(&s->replays[j], &r);
+				bad = xk_ioc_replay_check(&r);
+			}
+			if (bad) {
+				snprintf(why, sizeof(why), "the module would refuse "
+					 "+0x%llx: %s", (unsigned long long)s->start, bad);
+				err = -ENOTSUP;
+			}
+		}
+	}
+	if (err == -ENOTSUP) {
+		for (int i = first; i < t->nr_spans; i++)
+			free(t->spans[i].replays);
+		t->nr_spans = first;
+		err = gen_add_span(t, in, fb, &sp);
+		if (!err)
+			span_refuse(sp, "replayed form: %s", why);
+		pr_debug("%s: replayed form: %s\n", fb->name, why);
+	}
+out:
+	for (int v = 0; v < nr_values; v++) {
+		xk_func_code_free(&rv[v].code);
+		free(rv[v].r);
+		free(rv[v].eq);
+	}
+	free(rv);
+	free(lo);
+	free(hi);
+	xk_func_code_free(&B);
+	return err;
+}
+
+/* ---- a new value for the replayed spans (xk set, xk gen --prepare) ---- */
+
+/*
+ * The replays at in->variant[0] of the replayed spans of one function
+ * (span indices idx[0..n) of t): its build must differ from the baseline
+ * only inside those spans' regions, each region replaying. -ENOTSUP with
+ * why otherwise.
+ */
+static int replay_point_function(const struct xk_sym *fb, const struct xk_sym *fv,
+				 const struct xk_scope *t, const int *idx, int n,
+				 struct xk_scope_replay *out, char *why,
+				 size_t size)
+{
+	struct xk_func_code B = { 0 }, V = { 0 };
+	struct region *r = NULL;
+	ssize_t *eq = NULL;
+	size_t nr = 0;
+	int err;
+
+	err = xk_disasm_func(fb, &B) ?: xk_disasm_func(fv, &V);
+	err = err ?: diff_regions(&B, fb, &V, fv, &r, &nr, why, size);
+	if (err)
+		goto out;
+	eq = correspondence(&B, r, nr, V.nr);
+	if (!eq) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out;
+	}
+	for (size_t k = 0; k < nr && !err; k++) {
+		bool inside = false;
+
+		for (int m = 0; m < n; m++) {
+			const struct xk_scope_span *sp = &t->spans[idx[m]];
+
+			inside |= B.insn[r[k].b0].off >= sp->start &&
+				  (r[k].b1 < B.nr ? B.insn[r[k].b1].off : sp->func_size) <=
+					  sp->probe;
+		}
+		if (!inside) {
+			snprintf(why, size, "the build changes +0x%llx %s, outside "
+				 "the replayed regions",
+				 (unsigned long long)B.insn[r[k].b0].off,
+				 B.insn[r[k].b0].text);
+			err = -ENOTSUP;
+		}
+	}
+	for (int m = 0; m < n && !err; m++) {
+		const struct xk_scope_span *sp = &t->spans[idx[m]];
+		ssize_t b0 = xk_code_index(&B, sp->start), b1 = xk_code_index(&B, sp->probe);
+		ssize_t v0 = b0 < 0 ? -1 : variant_index(r, nr, eq, (size_t)b0);
+		ssize_t v1 = b1 < 0 ? -1 : variant_index(r, nr, eq, (size_t)b1);
+
+		if (v0 < 0 || v1 < v0) {
+			snprintf(why, size, "the span at +0x%llx does not correspond "
+				 "in the build", (unsigned long long)sp->start);
+			err = -ENOTSUP;
+			break;
+		}
+		memset(&out[idx[m]], 0, sizeof(out[0]));
+		err = replay_region(&B, (size_t)b1, &V, (size_t)v0, (size_t)v1,
+				    &out[idx[m]], why, size);
+	}
+out:
+	free(r);
+	free(eq);
+	xk_func_code_free(&B);
+	xk_func_code_free(&V);
+	return err;
+}
+
+int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t,
+			    struct xk_scope_replay *out, bool *got)
+{
+	struct xk_obj base, var;
+	int *idx = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(int));
+	int err;
+
+	if (!idx)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	err = xk_obj_open(&base, in->base_path);
+	if (err) {
+		free(idx);
+		return err;
+	}
+	err = xk_obj_open(&var, in->variant[0].path);
+	if (err) {
+		xk_obj_close(&base);
+		free(idx);
+		return err;
+	}
+	xk_obj_correlate(&base, &var);
+	for (int i = 0; i < t->nr_spans && !err; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+							    sp->func;
+		struct xk_sym *f = NULL;
+		char why[320] = "";
+		int n = 0;
+
+		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->emulate != XK_EMULATE_REPLAY ||
+		    strcmp(sp->object, in->object) || got[i] ||
+		    xk_scope_replay_of(sp, in->variant[0].value))
+			continue;
+		for (int j = i; j < t->nr_spans; j++)
+			if (t->spans[j].emulate == XK_EMULATE_REPLAY &&
+			    !strcmp(t->spans[j].object, sp->object) &&
+			    !strcmp(t->spans[j].func, sp->func))
+				idx[n++] = j;
+		for (size_t k = 0; k < base.nr_syms; k++)
+			if (base.syms[k].is_func && !strcmp(base.syms[k].name, name) &&
+			    base.syms[k].sym.st_size == sp->func_size)
+				f = &base.syms[k];
+		if (!f || !f->twin) {
+			snprintf(why, sizeof(why), "%s is not in both builds", sp->func);
+			err = -ENOTSUP;
+		} else {
+			err = replay_point_function(f, f->twin, t, idx, n, out, why,
+						    sizeof(why));
+		}
+		if (err == -ENOTSUP)
+			err = xk_err(-ENOTSUP, "%s = %lld cannot be retuned: span %d "
+					       "(%s+%#llx, replayed form): %s",
+				     t->constant, (long long)in->variant[0].value,
+				     i, sp->func, (unsigned long long)sp->start, why);
+		for (int m = 0; m < n && !err; m++) {
+			out[idx[m]].n = in->variant[0].value;
+			got[idx[m]] = true;
+		}
+	}
+	xk_obj_close(&var);
+	xk_obj_close(&base);
+	free(idx);
+	return err;
+}
