@@ -163,8 +163,11 @@ static int run_set(void *r)
 	err = xk_settle_undo(c, req->error);
 	if (err)
 		return err;
-	return xk_transition(c, req->value, req->mode, req->timeout_ms,
-			     req->error, &req->transition_ns);
+	err = xk_transition(c, req->value, req->mode, req->timeout_ms,
+			    req->error, &req->transition_ns);
+	if (!err)	/* out: the mode used (replayed: never immediate) */
+		req->mode = c->last_mode;
+	return err;
 }
 
 static int run_settle(void *r)
@@ -314,6 +317,8 @@ static long ioctl_set_many(void __user *uarg)
 	if (!err)
 		err = xk_transition_many(tx, req->mode, req->timeout_ms, req->error,
 					 &req->transition_ns);
+	if (!err)	/* out: the mode used (replayed: never immediate) */
+		req->mode = tx->c[0]->last_mode;
 	mutex_unlock(&xk_lock);
 copy_out:
 	if (copy_to_user(uarg, req, sizeof(*req)))

@@ -362,10 +362,23 @@ static noinline bool replay_general(struct xk_span *s, struct pt_regs *regs,
 	}
 	for (i = 0; i < r->nr_locs && i < XK_REPLAY_MAX_LOCS; i++)
 		out[i] = xk_expr_eval_pv(&r->locs[i].expr, in, n, NULL);
+	/* the store first (only locs[0] may be one): if it faults, nothing
+	 * else is written and the span runs as compiled */
+	if (r->nr_locs && r->locs[0].kind == XK_LOC_MEM) {
+		const struct xk_ioc_loc *l = &r->locs[0];
+		unsigned long addr = in[l->base % XK_NR_REGS] + (u64)l->disp;
+
+		if (write_mem_nofault(addr, out[0], l->width)) {
+			write_faulted(s, addr);
+			return false;
+		}
+	}
 	for (i = 0; i < r->nr_locs && i < XK_REPLAY_MAX_LOCS; i++) {
 		const struct xk_ioc_loc *l = &r->locs[i];
 		unsigned long *slot;
 
+		if (l->kind == XK_LOC_MEM)
+			continue;
 		if (l->kind == XK_LOC_FLAGS) {
 			regs->flags = (regs->flags & ~(unsigned long)XK_EFLAGS_ARITH) |
 				      (out[i] & XK_EFLAGS_ARITH);
@@ -416,18 +429,24 @@ int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs)
 	struct xk_span *s = container_of(p, struct xk_span, rewrite);
 	struct xk_const *c = s->owner;
 	s64 n;
+	bool replay = s->desc.emulate == XK_EMULATE_REPLAY;
 
 	xk_entry_handler(&s->entry, regs);
 	n = READ_ONCE(c->value);
 	if (unlikely(READ_ONCE(c->per_task)))
 		n = per_task_value(c, n);
-	if (n == c->def || READ_ONCE(c->faulted))
+	/* a replayed span keeps replaying a disarmed constant's value: the
+	 * thread may have run its other regions with it (the module puts the
+	 * default back globally, at unload) */
+	if (n == c->def || (READ_ONCE(c->faulted) && !replay))
 		return 0;
 	/* the bytes skipped are still those the rules allowed (a text patch
-	 * since, another tool's probe or optimized jump inside: disarmed) */
+	 * since, another tool's probe or optimized jump inside: disarmed; a
+	 * replayed span still skips them, for the same reason) */
 	if (!emulated_text_intact(s)) {
 		write_faulted(s, s->start_addr);
-		return 0;
+		if (!replay)
+			return 0;
 	}
 	if (s->desc.emulate == XK_EMULATE_REPLAY ? !replay_general(s, regs, n) :
 	    !rewrite_general(s, regs, n))

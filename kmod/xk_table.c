@@ -48,6 +48,43 @@ int xk_value_prepared(const struct xk_const *c, s64 n, char *error)
 	return 0;
 }
 
+/* Whether some span of c is replayed (its value changes only globally or
+ * per task, and goes back to the default that way at unload). */
+bool xk_const_replayed(const struct xk_const *c)
+{
+	for (int i = 0; i < c->nr_spans; i++)
+		if (c->spans[i].desc.emulate == XK_EMULATE_REPLAY)
+			return true;
+	return false;
+}
+
+/* The used entries of two replays are the same (programs by their length). */
+static bool same_replay(const struct xk_ioc_replay *a, const struct xk_ioc_replay *b)
+{
+	if (a->nr_locs != b->nr_locs || a->nr_mem_in != b->nr_mem_in)
+		return false;
+	for (u32 k = 0; k < a->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++)
+		if (a->mem_in[k].base != b->mem_in[k].base ||
+		    a->mem_in[k].width != b->mem_in[k].width ||
+		    a->mem_in[k].disp != b->mem_in[k].disp)
+			return false;
+	for (u32 i = 0; i < a->nr_locs && i < XK_REPLAY_MAX_LOCS; i++) {
+		const struct xk_ioc_loc *x = &a->locs[i], *y = &b->locs[i];
+
+		if (x->kind != y->kind || x->base != y->base || x->disp != y->disp ||
+		    x->width != y->width || x->expr.len != y->expr.len)
+			return false;
+		for (u32 k = 0; k < x->expr.len && k < XK_EXPR_MAX_INSNS; k++)
+			if (x->expr.insn[k].op != y->expr.insn[k].op ||
+			    x->expr.insn[k].width != y->expr.insn[k].width ||
+			    x->expr.insn[k].reg != y->expr.insn[k].reg ||
+			    x->expr.insn[k].imm != y->expr.insn[k].imm ||
+			    x->expr.insn[k].imm2 != y->expr.insn[k].imm2)
+				return false;
+	}
+	return true;
+}
+
 /*
  * XK_IOC_REPLAY: what a replayed span leaves at one value. Runs in process
  * context under xk_lock while the handlers may run: the replay is copied
@@ -83,6 +120,11 @@ int xk_table_add_replay(struct xk_ioc_replay *req)
 				"bounds [%lld, %lld] or the compiled-in one",
 				c->name, req->value, c->min, c->max), -ERANGE;
 	why = xk_ioc_replay_check(req);
+	if (!why && req->nr_locs && req->locs[0].kind == XK_LOC_MEM)
+		why = xk_rule_replay_store(s->desc.expect, s->desc.expect_mask,
+					   s->desc.start, s->desc.probe,
+					   req->locs[0].base, req->locs[0].disp,
+					   req->locs[0].width);
 	if (why)
 		return xk_error(req->error, "%s: span %u's replay for value %lld: %s",
 				c->name, req->span, req->value, why), -EINVAL;
@@ -90,9 +132,7 @@ int xk_table_add_replay(struct xk_ioc_replay *req)
 	if (have) {
 		/* the same build gives the same replay: only its programs and
 		 * locations are compared */
-		if (have->nr_locs != req->nr_locs || have->nr_mem_in != req->nr_mem_in ||
-		    memcmp(have->mem_in, req->mem_in, sizeof(req->mem_in)) ||
-		    memcmp(have->locs, req->locs, sizeof(req->locs)))
+		if (!same_replay(have, req))
 			return xk_error(req->error, "%s: span %u already replays "
 					"other code for value %lld", c->name,
 					req->span, req->value), -EINVAL;
@@ -803,6 +843,23 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 	list_for_each_entry(c, &xk_consts, node)
 		if ((all || !strcmp(c->name, name)) && xk_transition_waited(c, error))
 			return -EBUSY;
+	/*
+	 * A replayed constant goes back to its default globally first: with
+	 * its probes gone at once, a thread between two of its regions would
+	 * run the baseline's code on the variant's registers. The wait drops
+	 * xk_lock (nothing of these goes meanwhile: xk_transition_waited); a
+	 * thread that stays inside past the timeout keeps it loaded.
+	 */
+	list_for_each_entry(c, &xk_consts, node) {
+		u64 ns;
+
+		if ((!all && strcmp(c->name, name)) || c->policy[0] ||
+		    c->value == c->def || !xk_const_replayed(c))
+			continue;
+		err = xk_transition(c, c->def, XK_MODE_GLOBAL, 0, error, &ns);
+		if (err)
+			return err;
+	}
 	list_for_each_entry_safe(c, tmp, &xk_consts, node) {
 		if (!all && strcmp(c->name, name))
 			continue;

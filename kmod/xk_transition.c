@@ -567,9 +567,13 @@ static unsigned long entries_missed(struct xk_tx *tx)
 	for (int i = 0; i < tx->nr; i++) {
 		struct xk_const *c = tx->c[i];
 
-		for (int k = 0; c && k < c->nr_spans; k++)
+		for (int k = 0; c && k < c->nr_spans; k++) {
 			if (c->spans[k].entry_registered)
 				n += READ_ONCE(c->spans[k].entry.nmissed);
+			/* an emulated span's rewrite probe counts its entries */
+			else if (c->spans[k].desc.emulate && c->spans[k].rewrite_registered)
+				n += READ_ONCE(c->spans[k].rewrite.nmissed);
+		}
 	}
 	return n;
 }
@@ -1054,6 +1058,12 @@ int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
 	}
 	if (mode > XK_MODE_PER_TASK)
 		return xk_error(error, "unknown mode %u", mode), -EINVAL;
+	/* a thread between two replayed regions holds the registers of the
+	 * build with the old value: such a constant never changes at an
+	 * instant, only when no thread is inside (xk_ioc_span.emulate) */
+	for (i = 0; i < req->nr && mode == XK_MODE_IMMEDIATE; i++)
+		if (req->value[i] != old[i] && xk_const_replayed(req->c[i]))
+			mode = XK_MODE_GLOBAL;
 	/* the new values' writes precomputed before any thread may see them */
 	for (i = 0; i < req->nr; i++)
 		xk_fast_prepare(req->c[i], req->value[i]);

@@ -14,6 +14,9 @@ struct xk_rt_result {
 	unsigned long long load_ns;		/* validation and arming */
 	unsigned long long transition_ns;	/* until the value was in force */
 	long long old_value;			/* set: the value before */
+	int mode;				/* set, load: the mode used
+						 * (enum xk_mode; replayed:
+						 * never immediate) */
 	int nr_spans;				/* load: spans armed */
 	unsigned long long policy_cookie;	/* load with a policy: the attach
 						 * cookie of span 0 (xk_kfunc.h) */

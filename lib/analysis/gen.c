@@ -234,21 +234,24 @@ static int replay_object(const struct gen_input *in, int nr, const int64_t *valu
 {
 	struct xk_obj base, *var = calloc(nr ? nr : 1, sizeof(*var));
 	const struct xk_sym **fv = calloc(nr ? nr : 1, sizeof(*fv));
+	const struct xk_obj **vobj = calloc(nr ? nr : 1, sizeof(*vobj));
 	bool *open = calloc(nr ? nr : 1, sizeof(bool));
 	int err;
 
-	if (!var || !fv || !open) {
+	if (!var || !fv || !open || !vobj) {
 		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 		goto out_free;
 	}
 	err = xk_obj_open(&base, in->base_path);
 	if (err)
 		goto out_free;
-	for (int v = 0; v < nr && !err; v++)
+	for (int v = 0; v < nr && !err; v++) {
+		vobj[v] = &var[v];
 		if (paths[v][0]) {
 			err = xk_obj_open(&var[v], paths[v]);
 			open[v] = !err;
 		}
+	}
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
 		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
@@ -278,7 +281,7 @@ static int replay_object(const struct gen_input *in, int nr, const int64_t *valu
 			for (size_t k = 0; k < var[v].nr_syms; k++)
 				var[v].syms[k].twin = NULL;
 		}
-		err = replay_function(in, &base, f, nr, fv, values, redo);
+		err = replay_function(in, &base, f, nr, vobj, fv, values, redo);
 	}
 	for (int v = 0; v < nr; v++)
 		if (open[v])
@@ -287,6 +290,7 @@ static int replay_object(const struct gen_input *in, int nr, const int64_t *valu
 out_free:
 	free(var);
 	free(fv);
+	free(vobj);
 	free(open);
 	return err;
 }

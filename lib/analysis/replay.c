@@ -73,6 +73,98 @@ static bool same_insn(const struct xk_sym *fb, const struct xk_insn *a,
 	       ra->sym && rb->sym && !strcmp(ra->sym->name, rb->sym->name);
 }
 
+/*
+ * The function an unrelocated call or jump of f into another function
+ * lands in (the assembler resolves those to a static function of the same
+ * section), and the offset there; NULL when none is found.
+ */
+static const char *dest_name(const struct xk_obj *o, const struct xk_sym *f,
+			     const struct xk_insn *in, uint64_t *at)
+{
+	uint64_t abs = f->sym.st_value + (uint64_t)in->target;
+
+	for (size_t i = 0; i < o->nr_syms; i++) {
+		const struct xk_sym *g = &o->syms[i];
+
+		if (g->is_func && g->sec == f->sec && abs >= g->sym.st_value &&
+		    abs < g->sym.st_value + (g->sym.st_size ? g->sym.st_size : 1)) {
+			*at = abs - g->sym.st_value;
+			return g->name;
+		}
+	}
+	return NULL;
+}
+
+/* Whether an instruction of f leaves it for another function's code. */
+static bool leaves(const struct xk_sym *f, const struct xk_insn *in)
+{
+	return (in->is_call || in->is_branch) && !in->has_reloc &&
+	       (in->target < 0 || (uint64_t)in->target >= f->sym.st_size);
+}
+
+/*
+ * What the replayed form cannot follow in a function of object o: an
+ * exception-table entry (a fixup may land inside a region, and is not
+ * compared), an indirect jump (a table's targets are not known), a
+ * relocated branch to anything but a function's start or an external
+ * symbol (a .cold part runs on the variant's registers but is not
+ * diffed, and the thread comes back into the function), a conditional
+ * jump into another function. NULL, or why.
+ */
+static const char *unfollowable(const struct xk_obj *o, const struct xk_sym *f,
+				const struct xk_func_code *code, char *buf,
+				size_t size)
+{
+	if (xk_func_has_extable(o, f))
+		return "the function has exception-table entries";
+	for (size_t i = 0; i < code->nr; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		const struct xk_rela *r = insn_rela(f, in);
+
+		if (in->id == X86_INS_JMP && in->x86.op_count == 1 &&
+		    in->x86.operands[0].type != X86_OP_IMM) {
+			snprintf(buf, size, "+0x%llx %.60s: an indirect jump",
+				 (unsigned long long)in->off, in->text);
+			return buf;
+		}
+		if ((in->is_branch || in->is_ret) && r && r->sym &&
+		    !(r->sym->sym.st_shndx == SHN_UNDEF ||
+		      (r->sym->is_func && !strstr(r->sym->name, ".cold") &&
+		       r->addend == -4))) {
+			snprintf(buf, size, "+0x%llx %.60s: a jump to %.80s%+lld, no "
+				 "function's start", (unsigned long long)in->off,
+				 in->text, r->sym->name, (long long)r->addend);
+			return buf;
+		}
+		if (in->is_cond && leaves(f, in)) {
+			snprintf(buf, size, "+0x%llx %.60s: a conditional jump into "
+				 "another function", (unsigned long long)in->off,
+				 in->text);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Whether instructions [from, to) of code read flags before they set them. */
+static bool flags_live_in(const struct xk_func_code *code, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		bool reads = false, writes = false;
+
+		for (int k = 0; k < in->nr_read; k++)
+			reads |= in->regs_read[k] == X86_REG_EFLAGS;
+		for (int k = 0; k < in->nr_write; k++)
+			writes |= in->regs_write[k] == X86_REG_EFLAGS;
+		if (reads)
+			return true;
+		if (writes)
+			return false;
+	}
+	return false;
+}
+
 /* Whether insn i of code is the target of a branch of code. */
 static bool *branch_targets(const struct xk_func_code *code)
 {
@@ -95,7 +187,8 @@ static bool *branch_targets(const struct xk_func_code *code)
  * whose targets do not correspond, one into a region) or a region is not
  * straight-line code. *nr regions in *out (malloc'd).
  */
-static int diff_regions(const struct xk_func_code *B, const struct xk_sym *fb,
+static int diff_regions(const struct xk_obj *ob, const struct xk_func_code *B,
+			const struct xk_sym *fb, const struct xk_obj *ov,
 			const struct xk_func_code *V, const struct xk_sym *fv,
 			struct region **out, size_t *nr, char *why, size_t size)
 {
@@ -113,18 +206,43 @@ static int diff_regions(const struct xk_func_code *B, const struct xk_sym *fb,
 		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 		goto out;
 	}
+	{
+		char buf[320];
+		const char *bad = unfollowable(ob, fb, B, buf, sizeof(buf));
+
+		if (!bad)
+			bad = unfollowable(ov, fv, V, buf, sizeof(buf));
+		if (bad) {
+			snprintf(why, size, "%s", bad);
+			err = -ENOTSUP;
+			goto out;
+		}
+	}
 	err = xk_align(B, V, match);
 	if (err)
 		goto out;
 	for (j = 0; j <= V->nr; j++)
 		veq[j] = -1;
 	for (i = 0; i < B->nr; i++) {
+		const struct xk_insn *a = &B->insn[i], *b;
+		uint64_t at_a = 0, at_b = 0;
+		const char *na, *nb;
+
 		eq[i] = -1;
-		if (match[i] >= 0 &&
-		    same_insn(fb, &B->insn[i], fv, &V->insn[match[i]])) {
-			eq[i] = match[i];
-			veq[match[i]] = (ssize_t)i;
+		if (match[i] < 0)
+			continue;
+		b = &V->insn[match[i]];
+		if (!same_insn(fb, a, fv, b) || leaves(fb, a) != leaves(fv, b))
+			continue;
+		/* a call or jump to another function: the same one */
+		if (leaves(fb, a)) {
+			na = dest_name(ob, fb, a, &at_a);
+			nb = dest_name(ov, fv, b, &at_b);
+			if (!na || !nb || strcmp(na, nb) || at_a != at_b)
+				continue;
 		}
+		eq[i] = match[i];
+		veq[match[i]] = (ssize_t)i;
 	}
 	eq[B->nr] = (ssize_t)V->nr;	/* both ends correspond */
 	veq[V->nr] = (ssize_t)B->nr;
@@ -151,13 +269,28 @@ static int diff_regions(const struct xk_func_code *B, const struct xk_sym *fb,
 			err = -ENOTSUP;
 			goto out;
 		}
-		r[k].b1++;
+		r[k].b1++;	/* a corresponding one: no other region's */
 		r[k].v1++;
-		if (k + 1 < n && r[k + 1].b0 < r[k].b1) {
-			snprintf(why, size, "two regions of the build touch at +0x%llx",
-				 (unsigned long long)B->insn[r[k].b0].off);
-			err = -ENOTSUP;
-			goto out;
+	}
+	/* a region that reads flags set before it (a cmov after the compare)
+	 * starts at the compare: the common instructions before it join */
+	for (size_t k = 0; k < n; k++) {
+		while (flags_live_in(B, r[k].b0, r[k].b1) ||
+		       flags_live_in(V, r[k].v0, r[k].v1)) {
+			size_t b = r[k].b0 - 1;
+
+			if (!r[k].b0 || !r[k].v0 || bt[r[k].b0] || vt[r[k].v0] ||
+			    (k && b < r[k - 1].b1) || eq[b] != (ssize_t)r[k].v0 - 1 ||
+			    B->insn[b].is_branch || B->insn[b].is_call ||
+			    B->insn[b].is_ret) {
+				snprintf(why, size, "+0x%llx: a region reads flags "
+					 "set before it",
+					 (unsigned long long)B->insn[r[k].b0].off);
+				err = -ENOTSUP;
+				goto out;
+			}
+			r[k].b0--;
+			r[k].v0--;
 		}
 	}
 	/* the code around the regions corresponds, branches included */
@@ -165,7 +298,7 @@ static int diff_regions(const struct xk_func_code *B, const struct xk_sym *fb,
 		const struct xk_insn *a = &B->insn[i], *b;
 		ssize_t ta, tb;
 
-		if (eq[i] < 0 || a->target < 0 || a->is_call)
+		if (eq[i] < 0 || a->target < 0 || a->is_call || leaves(fb, a))
 			continue;
 		b = &V->insn[eq[i]];
 		ta = xk_code_index(B, a->target);
@@ -242,7 +375,14 @@ static bool flags_dead(const struct xk_func_code *B, size_t at)
 			writes |= in->regs_write[k] == X86_REG_EFLAGS;
 		if (reads)
 			return false;
-		if (writes || in->is_call || in->is_ret)
+		/* only these set every flag a later test may read (inc and
+		 * dec keep CF, bt sets CF alone, a shift by cl may set none) */
+		if (writes && (in->id == X86_INS_CMP || in->id == X86_INS_TEST ||
+			       in->id == X86_INS_ADD || in->id == X86_INS_SUB ||
+			       in->id == X86_INS_AND || in->id == X86_INS_OR ||
+			       in->id == X86_INS_XOR || in->id == X86_INS_NEG))
+			return true;
+		if (in->is_call || in->is_ret)
 			return true;
 		if (in->is_branch)
 			return false;
@@ -264,11 +404,46 @@ static int replay_region(const struct xk_func_code *B, size_t b1,
 	struct sx_state s;
 	int err;
 
+	uint32_t written = 0;		/* registers written so far */
+	int stores = 0, base = -1;
+	const char *store_text = "";
+
 	err = sx_init(&s);
 	if (err)
 		return err;
+	s.all_stores = true;	/* a constant stored is the store too */
 	for (size_t j = v0; j < v1 && !err; j++) {
 		const struct xk_insn *in = &V->insn[j];
+
+		/* one store, through a register unchanged since the start: the
+		 * module writes it there, where the baseline's span stores */
+		for (int k = 0; k < in->x86.op_count; k++) {
+			const cs_x86_op *op = &in->x86.operands[k];
+
+			/* capstone marks test's and cmp's operand written */
+			if (op->type != X86_OP_MEM || !(op->access & CS_AC_WRITE) ||
+			    in->id == X86_INS_TEST || in->id == X86_INS_CMP ||
+			    in->id == X86_INS_BT)
+				continue;
+			base = xk_gpr(op->mem.base, NULL, NULL);
+			store_text = in->text;
+			if (++stores > 1 || base < 0 || (written >> base) & 1 ||
+			    op->mem.index != X86_REG_INVALID ||
+			    op->mem.segment != X86_REG_INVALID) {
+				snprintf(why, size, "%s: the build's region writes "
+					 "memory other than one [register + disp]",
+					 in->text);
+				err = -ENOTSUP;
+			}
+		}
+		for (int k = 0; k < in->nr_write && !err; k++) {
+			int g = xk_gpr(in->regs_write[k], NULL, NULL);
+
+			if (g >= 0)
+				written |= 1u << g;
+		}
+		if (err)
+			break;
 
 		/* a NOP of more than a byte may be a site the kernel patches */
 		if (in->has_reloc || in->rip_relative ||
@@ -282,9 +457,26 @@ static int replay_region(const struct xk_func_code *B, size_t b1,
 		if (err == -ENOTSUP)
 			snprintf(why, size, "%s", s.why);
 	}
-	if (!err && (s.stored || s.mem_clobbered)) {
-		snprintf(why, size, "the build's region writes memory");
+	if (!err && stores && (!s.has_store || s.st_base != base)) {
+		snprintf(why, size, "%s: the build's region writes memory the "
+			 "model does not name", store_text);
 		err = -ENOTSUP;
+	}
+	if (!err && stores) {
+		struct xk_scope_loc *l = &rp->locs[rp->nr_locs];
+
+		l->kind = XK_LOC_MEM;
+		l->base = s.st_base;
+		l->disp = s.st_disp;
+		l->width = s.st_width;
+		if (sx_compile(s.st_val, no_fit, &l->expr)) {
+			snprintf(why, size, "the value the build's region stores is "
+				 "no program the module runs");
+			err = -ENOTSUP;
+		} else {
+			sx_print(s.st_val, l->text, sizeof(l->text));
+			rp->nr_locs++;
+		}
 	}
 	if (!err && s.reg_written[XK_RSP]) {
 		snprintf(why, size, "the build's region moves the stack pointer");
@@ -420,7 +612,11 @@ static int region_span(const struct gen_input *in, const struct xk_obj *obj,
 	sp->ranges[0][0] = 0;
 	sp->ranges[0][1] = sp->func_size;
 	for (size_t i = 0; i < B->nr; i++) {
-		if (!B->insn[i].is_ret)
+		/* a return, a tail call (relocated jumps are marked returns),
+		 * an unconditional jump into a static function */
+		if (!B->insn[i].is_ret &&
+		    !(B->insn[i].is_branch && !B->insn[i].is_cond &&
+		      leaves(fb, &B->insn[i])))
 			continue;
 		if (nr_exits == df_limits.exits) {
 			snprintf(why, size, "the safe span (the function) has more "
@@ -437,6 +633,7 @@ static int region_span(const struct gen_input *in, const struct xk_obj *obj,
 
 int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		    const struct xk_sym *fb, int nr_values,
+		    const struct xk_obj *const *vobj,
 		    const struct xk_sym *const *fv, const int64_t *values,
 		    struct xk_scope *t)
 {
@@ -470,8 +667,8 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		err = xk_disasm_func(fv[v], &rv[v].code);
 		if (err)
 			break;
-		err = diff_regions(&B, fb, &rv[v].code, fv[v], &rv[v].r, &rv[v].nr,
-				   rv[v].why, sizeof(rv[v].why));
+		err = diff_regions(obj, &B, fb, vobj[v], &rv[v].code, fv[v],
+				   &rv[v].r, &rv[v].nr, rv[v].why, sizeof(rv[v].why));
 		if (err == -ENOTSUP) {
 			err = 0;
 			continue;
@@ -604,6 +801,11 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 			for (int j = 0; !bad && j < s->nr_replays; j++) {
 				xk_scope_replay_to_ioc(&s->replays[j], &r);
 				bad = xk_ioc_replay_check(&r);
+				if (!bad && r.nr_locs && r.locs[0].kind == XK_LOC_MEM)
+					bad = xk_rule_replay_store(s->expect,
+						s->expect_mask, s->start, s->probe,
+						r.locs[0].base, r.locs[0].disp,
+						r.locs[0].width);
 			}
 			if (bad) {
 				snprintf(why, sizeof(why), "the module would refuse "
@@ -642,7 +844,8 @@ out:
  * only inside those spans' regions, each region replaying. -ENOTSUP with
  * why otherwise.
  */
-static int replay_point_function(const struct xk_sym *fb, const struct xk_sym *fv,
+static int replay_point_function(const struct xk_obj *ob, const struct xk_sym *fb,
+				 const struct xk_obj *ov, const struct xk_sym *fv,
 				 const struct xk_scope *t, const int *idx, int n,
 				 struct xk_scope_replay *out, char *why,
 				 size_t size)
@@ -654,7 +857,7 @@ static int replay_point_function(const struct xk_sym *fb, const struct xk_sym *f
 	int err;
 
 	err = xk_disasm_func(fb, &B) ?: xk_disasm_func(fv, &V);
-	err = err ?: diff_regions(&B, fb, &V, fv, &r, &nr, why, size);
+	err = err ?: diff_regions(ob, &B, fb, ov, &V, fv, &r, &nr, why, size);
 	if (err)
 		goto out;
 	eq = correspondence(&B, r, nr, V.nr);
@@ -737,7 +940,7 @@ int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t
 		    strcmp(sp->object, in->object) || got[i] ||
 		    xk_scope_replay_of(sp, in->variant[0].value))
 			continue;
-		for (int j = i; j < t->nr_spans; j++)
+		for (int j = 0; j < t->nr_spans; j++)
 			if (t->spans[j].emulate == XK_EMULATE_REPLAY &&
 			    !strcmp(t->spans[j].object, sp->object) &&
 			    !strcmp(t->spans[j].func, sp->func))
@@ -750,8 +953,8 @@ int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t
 			snprintf(why, sizeof(why), "%s is not in both builds", sp->func);
 			err = -ENOTSUP;
 		} else {
-			err = replay_point_function(f, f->twin, t, idx, n, out, why,
-						    sizeof(why));
+			err = replay_point_function(&base, f, &var, f->twin, t, idx,
+						    n, out, why, sizeof(why));
 		}
 		if (err == -ENOTSUP)
 			err = xk_err(-ENOTSUP, "%s = %lld cannot be retuned: span %d "

@@ -39,13 +39,14 @@ int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 extern bool gen_replay_off;
 /*
  * The replayed form of function fb (replay.c): its builds with values[v]
- * (fv[v], NULL when absent) differ from the baseline only in straight-line
+ * (fv[v] in vobj[v], NULL when absent) differ from the baseline only in straight-line
  * regions: one span per region, replayed at every value whose regions all
  * replay (two at least). Appends those spans to t, or one refused span
  * naming why.
  */
 int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		    const struct xk_sym *fb, int nr_values,
+		    const struct xk_obj *const *vobj,
 		    const struct xk_sym *const *fv, const int64_t *values,
 		    struct xk_scope *t);
 /*

@@ -219,6 +219,7 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	res->transition_ns = req.transition_ns;
 	res->nr_spans = n;
 	res->policy_cookie = req.policy_cookie;
+	res->mode = (int)req.mode;
 	free(spans);
 	if (err || !replayed)
 		return err;
@@ -232,6 +233,7 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 		if (ioctl(fd, XK_IOC_SET, &set))
 			err = ioctl_err("set", set.error);
 		res->transition_ns = set.transition_ns;
+		res->mode = (int)set.mode;
 	}
 	if (err) {	/* nothing half-loaded: the constant goes again */
 		struct xk_ioc_unload un = { .size = sizeof(un) };
@@ -261,6 +263,7 @@ static int xk_rt_set_impl(int fd, const char *name, long long value, int mode,
 		return ioctl_err("set", req.error);
 	res->transition_ns = req.transition_ns;
 	res->old_value = req.old_value;
+	res->mode = (int)req.mode;
 	return 0;
 }
 
@@ -369,6 +372,7 @@ static int xk_rt_set_many_impl(int fd, int nr, const char *const *names,
 	if (ioctl(fd, XK_IOC_SET_MANY, req))
 		err = ioctl_err("set", req->error);
 	res->transition_ns = req->transition_ns;
+	res->mode = (int)req->mode;
 	free(req);
 	return err;
 }

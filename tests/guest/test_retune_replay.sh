@@ -8,7 +8,9 @@
 # straight-line regions only: the module replays there what the build
 # with the value in force computes, from the same registers.
 # The depth is recomputed whenever nr_requests changes and debugfs shows
-# it: default (75%), loaded at 50, set 84, unloaded (75% again).
+# it: default (75%), loaded at 50, set 84, unloaded (75% again). A value
+# changes only when no thread is inside the functions (global, even when
+# immediate is asked), and unload goes back to 75 that way first.
 . "$(dirname "$0")/lib.sh"
 modprobe null_blk nr_devices=1 || fail "no null_blk"
 modprobe kyber-iosched || fail "no kyber-iosched"
@@ -26,7 +28,11 @@ before=$(depth 64)
 $XK load --value 50 KYBER_ASYNC_PERCENT 2> /tmp/ky.err || fail "load 50 failed: $(cat /tmp/ky.err)"
 at50=$(depth 64)
 at50b=$(depth 40)
-$XK set KYBER_ASYNC_PERCENT=84 2> /tmp/ky.err || fail "set 84 failed: $(cat /tmp/ky.err)"
+$XK set KYBER_ASYNC_PERCENT=84 > /tmp/ky.out 2> /tmp/ky.err || fail "set 84 failed: $(cat /tmp/ky.err)"
+cat /tmp/ky.out
+# asked immediate (the default), switched when no thread was inside:
+# between two regions a thread holds the variant's registers
+grep -q "(global," /tmp/ky.out || fail "a replayed constant switched immediately: $(cat /tmp/ky.out)"
 at84=$(depth 64)
 hits=$($XK -j status | jq '[.[] | select(.constant == "KYBER_ASYNC_PERCENT") | (.probes // .spans)[].hits] | add')
 $XK unload KYBER_ASYNC_PERCENT || fail "unload failed"

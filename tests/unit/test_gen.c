@@ -390,6 +390,55 @@ static int ewma_factor_is_per_value(void)
 }
 
 /*
+ * The replayed form: kyber_depth_updated() and kyber_init_hctx() compute
+ * nr_requests * 75 / 100 with two leas and a magic multiply, with other
+ * registers and another schedule at every other value: refused without
+ * the form; with it, every span is replayed at two values at least, none
+ * settleable, every replay one the module's rules take. A new value (50)
+ * gets a replay in every span from its build (xk_gen_point), the table's
+ * others unchanged; a value out of bounds is refused before any build.
+ */
+static int kyber_percent_is_replayed(void)
+{
+	struct xk_constant c;
+	struct xk_scope t;
+	int added = -1, before[XK_MAX_SPANS];
+
+	gen_replay_off = true;
+	CHECK(gen(STOCK, "KYBER_ASYNC_PERCENT", &t) == 0);
+	gen_replay_off = false;
+	CHECK(xk_scope_nr_supported(&t) == 0);
+	xk_scope_free(&t);
+	CHECK(gen(STOCK, "KYBER_ASYNC_PERCENT", &t) == 0);
+	CHECK(t.nr_spans >= 2 && t.nr_spans <= XK_MAX_SPANS);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		CHECK(s->cls != XK_SPAN_UNSUPPORTED && s->emulate == XK_EMULATE_REPLAY);
+		CHECK(s->nr_replays >= 2 && !s->nr_imms && !s->nr_locs);
+		CHECK(s->nr_ranges == 1 && s->ranges[0][0] == 0 &&
+		      s->ranges[0][1] == s->func_size && s->nr_exits >= 1);
+		CHECK(!xk_scope_replay_of(s, 50) && !xk_scope_replay_of(s, 75));
+		before[i] = s->nr_replays;
+	}
+	CHECK(xk_constant_resolve(STOCK, "KYBER_ASYNC_PERCENT", &c) == 0);
+	CHECK(xk_gen_point(&kernel, &c, &t, 50, &added) == 0);
+	CHECK(added == t.nr_spans);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_replay *r = xk_scope_replay_of(&t.spans[i], 50);
+		struct xk_ioc_replay d;
+
+		CHECK(r && t.spans[i].nr_replays == before[i] + 1);
+		xk_scope_replay_to_ioc(r, &d);
+		CHECK(!xk_ioc_replay_check(&d));
+	}
+	CHECK(xk_gen_point(&kernel, &c, &t, 50, &added) == 0 && added == 0);
+	CHECK(xk_gen_point(&kernel, &c, &t, 1000, &added) == -ERANGE);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * The emulated form: bbr_rate_bytes_per_sec() scales the rate in place,
  * `imul $990000, %rax, %rax` (100 - N percent of USEC_PER_SEC / 100): no
  * probe after it can recompute the product, so each copy is emulated from
@@ -673,7 +722,8 @@ int main(void)
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
 		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
 		T(plug_flush_reads_memory), T(io_uring_clamp_is_probed_on_its_instruction),
-		T(ewma_factor_is_per_value), T(bbr_margin_is_emulated),
+		T(ewma_factor_is_per_value), T(kyber_percent_is_replayed),
+		T(bbr_margin_is_emulated),
 		T(rcvwin_slack_is_a_multiply),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),

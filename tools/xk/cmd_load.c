@@ -151,7 +151,7 @@ int load_table(const char *arg, const struct load_args *a)
 	}
 	close(fd);
 	if (!err && !a->silent)
-		report_change("load", t.constant, t.def, value, &r, a->mode,
+		report_change("load", t.constant, t.def, value, &r, r.mode,
 			      NULL);
 	xk_scope_free(&t);
 	return err ? p_lib_err("load", err) : 0;

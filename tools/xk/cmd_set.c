@@ -201,7 +201,7 @@ static int set_many(const struct load_args *a, int n, char **args)
 	}
 	if (set_transaction(a, it, n, false, &r))
 		return XK_EXIT_FAIL;
-	report_transaction(n, a->mode, &r);
+	report_transaction(n, r.mode, &r);
 	return a->settle ? settle_each(n, it) : 0;
 }
 
@@ -220,7 +220,7 @@ static int settle_after(int fd, const struct load_args *a, const char *name,
 	if (a->settle)
 		err = xk_rt_settle(fd, name, false, &sr);
 	close(fd);
-	report_change("set", name, from, to, r, a->mode,
+	report_change("set", name, from, to, r, r->mode,
 		      a->settle && !err ? &sr : NULL);
 	return err ? p_lib_err("settle", err) : 0;
 }

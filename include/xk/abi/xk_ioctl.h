@@ -132,7 +132,8 @@ struct xk_ioc_span {
  * value, from the build with that value: up to XK_REPLAY_MAX_LOCS
  * registers and the flags, each a program of the registers at the span's
  * start and of up to XK_MAX_MEM_INPUTS values read there (as an emulated
- * span's). No memory is written. Replays are kept until the constant is
+ * span's); and, first, at most one store, to where the span's own code
+ * stores (xk_rule_replay_store, with the register values at its start). Replays are kept until the constant is
  * unloaded; a value already there must come with the same replay.
  */
 struct xk_ioc_replay {
@@ -176,7 +177,9 @@ struct xk_ioc_load {
 
 struct xk_ioc_set {
 	__u32 size;
-	__u32 mode;
+	__u32 mode;		/* in; out: the mode used (a constant with a
+				 * replayed span never switches immediately:
+				 * global instead, xk_ioc_span.emulate) */
 	char name[XK_NAME_MAX];
 	__s64 value;
 	__u32 timeout_ms;
@@ -189,7 +192,7 @@ struct xk_ioc_set {
 /* Several constants (at most XK_TX_MAX) switched together, or none of them. */
 struct xk_ioc_set_many {
 	__u32 size;
-	__u32 mode;
+	__u32 mode;		/* in; out: the mode used (xk_ioc_set) */
 	__u32 timeout_ms;
 	__u32 nr;
 	char names[XK_TX_MAX][XK_NAME_MAX];
@@ -484,14 +487,23 @@ static inline const char *xk_ioc_replay_check(const struct xk_ioc_replay *r)
 	for (__u32 i = 0; i < r->nr_locs; i++) {
 		const struct xk_ioc_loc *l = &r->locs[i];
 
-		if (l->kind < 0 || l->kind > XK_LOC_FLAGS || l->kind == XK_RSP)
-			return "a replay writes something other than a register "
-			       "or the flags";
-		if (seen & (1u << l->kind))
+		if (l->kind == XK_LOC_MEM) {
+			/* one store, first; where: xk_rule_replay_store */
+			if (i || l->base < 0 || l->base >= XK_NR_REGS ||
+			    !xk_rule_width_ok(l->width) || l->rip_end ||
+			    l->disp > XK_MAX_MEM_DISP || l->disp < -XK_MAX_MEM_DISP)
+				return "a replay's store is malformed or not first";
+		} else if (l->kind < 0 || l->kind > XK_LOC_FLAGS ||
+			   l->kind == XK_RSP) {
+			return "a replay writes something other than a register, "
+			       "the flags or one store";
+		} else if (seen & (1u << l->kind)) {
 			return "a replay writes a location twice";
-		seen |= 1u << l->kind;
-		if (l->width != 64 || l->base || l->disp || l->rip_end)
+		} else if (l->width != 64 || l->base || l->disp || l->rip_end) {
 			return "a replay's location is malformed";
+		}
+		if (l->kind != XK_LOC_MEM)
+			seen |= 1u << l->kind;
 		if (xk_expr_validate(&l->expr))
 			return "a replay's program is malformed";
 		for (__u32 k = 0; k < l->expr.len; k++)

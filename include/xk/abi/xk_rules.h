@@ -501,6 +501,38 @@ static inline const char *xk_rule_check_replayed(const __u8 *expect,
 }
 
 /*
+ * A replay's store to [base + disp], width bits, with base's value at the
+ * replayed span's start: the span's own bytes (the baseline's code,
+ * decoded from start on) store there too, base unchanged before that
+ * store, so the module writes only where the kernel itself writes at this
+ * point. NULL, or why not.
+ */
+static inline const char *xk_rule_replay_store(const __u8 *expect,
+					       const __u8 *mask, __u64 start,
+					       __u64 probe, __s32 base,
+					       __s64 disp, __u32 width)
+{
+	__u32 n = (__u32)(probe - start), q = 0, len;
+	struct xk_rule_store st;
+	int store, dst;
+
+	if (probe <= start || probe - start > XK_MAX_EXPECT)
+		return "the replayed span is empty or too long";
+	for (; q < n; q += len) {
+		len = xk_rule_decode_plain(expect, mask, n, q, &store, &dst);
+		if (!len)
+			return "the replayed span has an instruction it may not skip";
+		if (store && xk_rule_decode_store(expect, mask, n, q, &st) &&
+		    st.base == base && st.disp == disp && st.width == width)
+			return 0;
+		if (dst == base)
+			break;
+	}
+	return "a replay stores where the span itself does not (with the "
+	       "base register it has at the span's start)";
+}
+
+/*
  * The next store, at an offset >= *q of the expected bytes and ending
  * before the probed instruction, that writes the memory location given:
  * its offset in *q and 0, or a phrase when there is none. The module then
