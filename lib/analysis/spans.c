@@ -192,6 +192,38 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 
 		nr += c->seed[i];
 	}
+	/* code a build adds (no baseline instruction matches it: a neg and a
+	 * sbb before the and that takes the value) changes too: at the
+	 * baseline instruction it comes before */
+	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+		size_t i = 0, j = 0;
+		bool gap = false;	/* a baseline instruction unmatched since */
+
+		if (v >= (c->in->by_shape ? GEN_NR_VARIANTS : GEN_FIT_VARIANTS) ||
+		    (c->in->by_shape && !c->shape[v]))
+			continue;
+		for (i = 0; i < c->base.nr; i++) {
+			ssize_t m = c->match[v][i];
+
+			if (m < 0) {
+				gap = true;	/* itself a change, already */
+				continue;
+			}
+			if ((size_t)m > j && !gap && !c->seed[i] &&
+			    !objtool_site(c, i)) {
+				c->other[i] = true;
+				*other_diff = true;
+				if (*first_other < 0 || (ssize_t)i < *first_other)
+					*first_other = (ssize_t)i;
+			}
+			j = (size_t)m + 1;
+			gap = false;
+		}
+		if (j < c->var[v].nr && c->base.nr) {	/* added at the end */
+			c->other[c->base.nr - 1] = true;
+			*other_diff = true;
+		}
+	}
 	return nr;
 }
 
