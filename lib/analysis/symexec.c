@@ -365,7 +365,9 @@ int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 				   "than the model's pool holds");
 	/* a store: memory read before it may no longer hold what was read */
 	s->stored_before = s->stored;
-	for (int i = 0; i < in->x86.op_count; i++) {
+	/* capstone marks the memory operand of test, cmp and bt written */
+	for (int i = 0; i < in->x86.op_count && in->id != X86_INS_TEST &&
+			in->id != X86_INS_CMP && in->id != X86_INS_BT; i++) {
 		if (in->x86.operands[i].type == X86_OP_MEM &&
 		    (in->x86.operands[i].access & CS_AC_WRITE)) {
 			s->mem_clobbered |= s->nr_mem_in > 0;
