@@ -359,13 +359,15 @@ out:
 
 /*
  * Whether the flags are dead after baseline instruction index at: some
- * instruction writes them before any reads them on the straight path
- * from there, or a call or return comes first (the compiler keeps no
- * flags live across either).
+ * instruction sets them all before any reads them on the path from there
+ * (unconditional jumps followed, at most 256 instructions), or a call or
+ * return comes first (the compiler keeps no flags live across either).
  */
 static bool flags_dead(const struct xk_func_code *B, size_t at)
 {
-	for (size_t i = at; i < B->nr; i++) {
+	int steps = 0;
+
+	for (size_t i = at; i < B->nr && steps++ < 256; i++) {
 		const struct xk_insn *in = &B->insn[i];
 		bool reads = false, writes = false;
 
@@ -384,10 +386,17 @@ static bool flags_dead(const struct xk_func_code *B, size_t at)
 			return true;
 		if (in->is_call || in->is_ret)
 			return true;
+		/* an unconditional jump in the function: on at its target
+		 * (a conditional one reads the flags: above) */
+		if (in->is_branch && !in->is_cond && in->target >= 0 &&
+		    xk_code_index(B, in->target) >= 0) {
+			i = (size_t)xk_code_index(B, in->target) - 1;
+			continue;
+		}
 		if (in->is_branch)
 			return false;
 	}
-	return true;
+	return false;	/* the function's end, or a long way: live */
 }
 
 /*
