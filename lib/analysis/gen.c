@@ -307,8 +307,8 @@ static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 		      const struct xk_build_result *b, struct xk_scope *t)
 {
 	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true);
-	int64_t values[2 * GEN_NR_VARIANTS];
-	struct xk_build_result *res[2 * GEN_NR_VARIANTS] = { NULL };
+	int64_t values[2 * GEN_NR_VARIANTS + 1];
+	struct xk_build_result *res[2 * GEN_NR_VARIANTS + 1] = { NULL };
 	struct xk_scope redo = { .nr_spans = 0 };
 	struct xk_constant only = *c;
 	char (*paths)[XK_PATH_MAX] = NULL;
@@ -332,18 +332,20 @@ static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 	if (!only.objects[0])
 		return 0;
 	{
-		long long cand[2 * GEN_NR_VARIANTS] = {
+		/* and N-1: bounds that stop at the default leave few others */
+		long long cand[2 * GEN_NR_VARIANTS + 1] = {
 			b->value[0], b->value[1], b->value[2],
 			c->def * 2, c->def * 4, c->def % 2 ? c->def * 8 : c->def / 2,
+			c->def - 1,
 		};
 
-		for (int i = 0; i < 2 * GEN_NR_VARIANTS; i++) {
+		for (int i = 0; i < 2 * GEN_NR_VARIANTS + 1; i++) {
 			bool dup = false;
 
 			for (int j = 0; j < nr; j++)
 				dup |= values[j] == cand[i];
 			if (!dup && cand[i] != c->def && cand[i] >= c->min &&
-			    cand[i] <= c->max && (i < GEN_NR_VARIANTS ||
+			    cand[i] <= c->max && (i < GEN_NR_VARIANTS || i == 6 ||
 						  (c->def >= 2 && c->def <= (1LL << 40))))
 				values[nr++] = cand[i];
 		}

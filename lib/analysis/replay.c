@@ -776,11 +776,18 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		}
 	}
 	/* the spans take the values every region of which replays */
-	for (int v = 0; v < nr_values && !err; v++)
+	for (int v = 0; v < nr_values && !err; v++) {
 		good += rv[v].ok;
-	if (!err && good < 2) {
-		snprintf(why, sizeof(why), "fewer than two builds replay (N=%lld: %s)",
-			 (long long)rv[0].n, rv[0].why);
+		pr_debug("%s: N=%lld %s %s\n", fb->name, (long long)rv[v].n,
+			 rv[v].ok ? "replays" : "does not replay:", rv[v].why);
+	}
+	if (!err && !good) {
+		int v = 0;
+
+		while (v + 1 < nr_values && (rv[v].ok || !rv[v].why[0]))
+			v++;	/* the first that says why not */
+		snprintf(why, sizeof(why), "no build replays (N=%lld: %s)",
+			 (long long)rv[v].n, rv[v].why);
 		err = -ENOTSUP;
 	}
 	for (int i = first; !err && i < t->nr_spans; i++) {

@@ -41,7 +41,7 @@ extern bool gen_replay_off;
  * The replayed form of function fb (replay.c): its builds with values[v]
  * (fv[v] in vobj[v], NULL when absent) differ from the baseline only in straight-line
  * regions: one span per region, replayed at every value whose regions all
- * replay (two at least). Appends those spans to t, or one refused span
+ * replay (one at least). Appends those spans to t, or one refused span
  * naming why.
  */
 int replay_function(const struct gen_input *in, const struct xk_obj *obj,
