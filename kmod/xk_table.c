@@ -854,9 +854,13 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 		u64 ns;
 
 		if ((!all && strcmp(c->name, name)) || c->policy[0] ||
-		    c->value == c->def || !xk_const_replayed(c))
+		    !xk_const_replayed(c))
 			continue;
-		err = xk_transition(c, c->def, XK_MODE_GLOBAL, 0, error, &ns);
+		/* threads of a failed per-task transition that took another
+		 * value are inside: they leave first */
+		err = xk_transition_busy(c, error);
+		if (!err && c->value != c->def)
+			err = xk_transition(c, c->def, XK_MODE_GLOBAL, 0, error, &ns);
 		if (err)
 			return err;
 	}
