@@ -14,11 +14,11 @@
  *   diff_regions()     the variant against the baseline: regions where they
  *                      differ, the rest identical (relocations and branch
  *                      targets alike), no branch into a region
- *   merge_regions()    the regions of every value, merged: one span each
+ *   replay_function()  the regions of every value merged, one span each;
  *   replay_region()    a value's code of a region, symbolically executed:
  *                      every register (and the flags, when read after)
  *                      as a program of the registers at the region's start
- *   replay_function()  the spans: probed at each region's start, the
+ *   region_span()      the spans: probed at each region's start, the
  *                      module writes the value's replay and resumes at the
  *                      region's end; the safe span is the whole function
  *                      (between two regions the registers are the
@@ -589,15 +589,13 @@ struct replay_value {
 };
 
 /* One span per merged region, its expected bytes as place_probe's. */
-static int region_span(const struct gen_input *in, const struct xk_obj *obj,
-		       const struct xk_sym *fb, const struct xk_func_code *B,
-		       size_t b0, size_t b1, struct xk_scope_span *sp,
-		       char *why, size_t size)
+static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
+		       const struct xk_func_code *B, size_t b0, size_t b1,
+		       struct xk_scope_span *sp, char *why, size_t size)
 {
 	const struct xk_insn *pi = &B->insn[b1];
 	int nr_exits = 0;
 
-	(void)in;
 	sp->cls = XK_SPAN_REGISTER;
 	sp->emulate = XK_EMULATE_REPLAY;
 	sp->start = B->insn[b0].off;
@@ -750,7 +748,7 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 			snprintf(why, sizeof(why), "a region ends the function");
 			err = -ENOTSUP;
 		}
-		err = err ?: region_span(in, obj, fb, &B, lo[m], hi[m], sp, why,
+		err = err ?: region_span(obj, fb, &B, lo[m], hi[m], sp, why,
 					 sizeof(why));
 		for (int v = 0; v < nr_values && !err; v++) {
 			struct xk_scope_replay r = { .n = rv[v].n };

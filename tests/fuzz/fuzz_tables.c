@@ -11,6 +11,9 @@
  *
  *   fuzz_tables --check TABLE...     the ABI rules on each span (no device)
  *   fuzz_tables --cases TABLE        one request per rule: the refusal named
+ *   fuzz_tables --replays [-n N] [-s SEED] TABLE
+ *                                    mutated XK_IOC_REPLAY requests to a
+ *                                    loaded replayed table
  *   fuzz_tables [-n N] [-s SEED] TABLE
  *
  * Plain C with the ABI headers only: gcc -O2 -Wall -Iinclude/xk/abi.
@@ -41,6 +44,9 @@ struct table {
 	long long def, min, max;
 	unsigned int nr_spans;
 	struct xk_ioc_span spans[XK_MAX_SPANS];
+	/* replayed spans' replays (--replays), span index in span */
+	unsigned int nr_replays;
+	struct xk_ioc_replay replays[64];
 };
 
 static const char *const reg_names[XK_NR_REGS] = {
@@ -108,6 +114,7 @@ static int parse_table(const char *path, struct table *t)
 	FILE *f = fopen(path, "r");
 	char line[4096];
 	struct xk_ioc_span *s = NULL;
+	struct xk_ioc_replay *replay = NULL;	/* its lines follow "replay" */
 	int bad = 0;
 
 	if (!f)
@@ -128,6 +135,7 @@ static int parse_table(const char *path, struct table *t)
 		} else if (!strcmp(line, "bounds")) {
 			bad = sscanf(v, "%lld %lld", &t->min, &t->max) != 2;
 		} else if (!strcmp(line, "span")) {
+			replay = NULL;
 			if (t->nr_spans == XK_MAX_SPANS)
 				bad = 1;
 			else
@@ -151,6 +159,38 @@ static int parse_table(const char *path, struct table *t)
 				s->expect[s->expect_len] = masked ? 0 : strtoul(b, NULL, 16);
 				s->expect_mask[s->expect_len++] = masked ? 0 : 0xff;
 			}
+		} else if (!strcmp(line, "emulate")) {
+			s->emulate = !strcmp(v, "replay") ? XK_EMULATE_REPLAY :
+				     XK_EMULATE_SPAN;
+		} else if (!strcmp(line, "replay")) {
+			struct xk_ioc_replay *r = &t->replays[t->nr_replays];
+
+			if (t->nr_replays == sizeof(t->replays) / sizeof(t->replays[0])) {
+				replay = NULL;	/* more than kept: ignored */
+				continue;
+			}
+			memset(r, 0, sizeof(*r));
+			r->size = sizeof(*r);
+			r->span = t->nr_spans - 1;
+			r->value = strtoll(v, NULL, 10);
+			memcpy(r->name, t->name, sizeof(r->name));
+			replay = r;
+			t->nr_replays++;
+		} else if (!strcmp(line, "input") && replay) {
+			struct xk_ioc_mem_in *m = &replay->mem_in[replay->nr_mem_in];
+			char reg[8];
+			int k;
+			long long disp;
+
+			bad = replay->nr_mem_in == XK_MAX_MEM_INPUTS ||
+			      sscanf(v, "%d %7s %lld %u", &k, reg, &disp, &m->width) != 4 ||
+			      (m->base = reg_of(reg)) < 0;
+			m->disp = disp;
+			replay->nr_mem_in++;
+		} else if (!strcmp(line, "loc") && replay) {
+			if (replay->nr_locs == XK_REPLAY_MAX_LOCS ||
+			    parse_loc(v, &replay->locs[replay->nr_locs++]))
+				bad = 1;
 		} else if (!strcmp(line, "loc")) {
 			if (s->nr_locs == XK_MAX_LOCS ||
 			    parse_loc(v, &s->locs[s->nr_locs++]))
@@ -666,6 +706,130 @@ static void unload(int fd, const char *name)
 		fprintf(stderr, "unload %s: %s\n", name, strerror(errno));
 }
 
+/*
+ * --replays: a table with replayed spans is loaded at its default (nothing
+ * is replayed then), its own replays must be taken, then n mutated
+ * XK_IOC_REPLAY requests (span index, value, locations, programs, memory
+ * inputs, counts and sizes at and past their limits, random bytes) must
+ * each be refused or taken; the value is never set to a fuzzed one (a
+ * replay may write any register but rsp: docs/security.md). Then the
+ * slots' limit (ENOSPC) and an unload. Prints the outcomes; 1 when the
+ * table's own replays or the limit misbehave.
+ */
+static int fuzz_replays(int fd, const struct table *t, unsigned long n)
+{
+	static struct load_buf b;
+	struct xk_ioc_replay *r = calloc(1, sizeof(*r) + 64);
+	struct counts cnt = { 0 };
+	unsigned int taken = 0, bad = 0;
+	struct xk_ioc_unload u = { .size = sizeof(u) };
+
+	if (!r || !t->nr_replays)
+		return fprintf(stderr, "no replay in the table\n"), 1;
+	base_request(&b, t);
+	if (ioctl(fd, XK_IOC_LOAD, &b.req))
+		return fprintf(stderr, "load: %s (%s)\n", strerror(errno),
+			       b.req.error), 1;
+	for (unsigned int i = 0; i < t->nr_replays; i++) {
+		*r = t->replays[i];
+		if (ioctl(fd, XK_IOC_REPLAY, r)) {
+			fprintf(stderr, "the table's replay %u refused: %s (%s)\n", i,
+				strerror(errno), r->error);
+			bad = 1;
+		}
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned int kind = rnd() % 8;
+		int ret;
+
+		*r = t->replays[rnd() % t->nr_replays];
+		switch (kind) {
+		case 0:	/* bit flips anywhere */
+			for (int k = 0; k < 1 + (int)(rnd() % 8); k++)
+				((uint8_t *)r)[rnd() % sizeof(*r)] ^= 1 << (rnd() % 8);
+			break;
+		case 1:	/* the span and the value at and past their limits */
+			r->span = rnd() % 3 ? rnd() % (t->nr_spans + 2) : (uint32_t)rnd();
+			r->value = rnd() % 2 ? t->def : (long long)rnd();
+			break;
+		case 2: {	/* a location of any kind, base and width */
+			struct xk_ioc_loc *l = &r->locs[rnd() % XK_REPLAY_MAX_LOCS];
+
+			l->kind = (int)(rnd() % 40) - 4;
+			l->base = (int)(rnd() % 24) - 2;
+			l->width = (uint32_t)(rnd() % 3 ? 1u << (rnd() % 8) : rnd());
+			l->disp = (int64_t)rnd() >> (rnd() % 64);
+			if (rnd() % 2)
+				r->nr_locs = rnd() % (XK_REPLAY_MAX_LOCS + 3);
+			break;
+		}
+		case 3: {	/* a program of random instructions */
+			struct xk_ioc_loc *l = &r->locs[rnd() % XK_REPLAY_MAX_LOCS];
+
+			l->expr.len = rnd() % (XK_EXPR_MAX_INSNS + 4);
+			for (uint32_t k = 0; k < XK_EXPR_MAX_INSNS; k++) {
+				l->expr.insn[k].op = rnd() % (XK_OP_MAX + 2);
+				l->expr.insn[k].width = 8 << (rnd() % 4);
+				l->expr.insn[k].reg = rnd() % 24;
+				l->expr.insn[k].imm = (int64_t)rnd();
+			}
+			break;
+		}
+		case 4:	/* memory inputs past their limits */
+			r->nr_mem_in = rnd() % (XK_MAX_MEM_INPUTS + 3);
+			for (int k = 0; k < XK_MAX_MEM_INPUTS; k++) {
+				r->mem_in[k].base = (int)(rnd() % 24) - 2;
+				r->mem_in[k].width = 1u << (rnd() % 8);
+				r->mem_in[k].disp = (int64_t)rnd() >> (rnd() % 64);
+			}
+			break;
+		case 5:	/* a store first, anywhere */
+			r->nr_locs = r->nr_locs ? r->nr_locs : 1;
+			r->locs[0].kind = XK_LOC_MEM;
+			r->locs[0].base = rnd() % XK_NR_REGS;
+			r->locs[0].disp = (int64_t)(rnd() % 512) - 256;
+			r->locs[0].width = 8 << (rnd() % 4);
+			break;
+		case 6:	/* a wrong size */
+			r->size = sizeof(*r) + (rnd() % 2 ? 8 : -8);
+			break;
+		default:	/* another value of the bounds, valid otherwise */
+			r->value = t->min + (long long)(rnd() % (uint64_t)(t->max - t->min + 1));
+			break;
+		}
+		ret = ioctl(fd, XK_IOC_REPLAY, r);
+		count(&cnt, ret, ret ? errno : 0);
+		taken += !ret;
+	}
+	/* past the slots: every span holds XK_MAX_POINTS values at most */
+	{
+		int full = 0;
+
+		for (long long v = t->min; v <= t->max && !full; v++) {
+			*r = t->replays[0];
+			r->value = v;
+			if (ioctl(fd, XK_IOC_REPLAY, r) && errno == ENOSPC)
+				full = 1;
+		}
+		if (!full && t->max - t->min > 2 * XK_MAX_POINTS) {
+			fprintf(stderr, "no span ran out of replay slots\n");
+			bad = 1;
+		}
+	}
+	snprintf(u.name, sizeof(u.name), "%s", t->name);
+	if (ioctl(fd, XK_IOC_UNLOAD, &u)) {
+		fprintf(stderr, "unload: %s (%s)\n", strerror(errno), u.error);
+		bad = 1;
+	}
+	printf("replay requests %lu, taken %u\n", cnt.requests, taken);
+	for (int e = 1; e < 256; e++)
+		if (cnt.refused[e])
+			printf("refused %s (%d) %lu\n", strerrorname_np(e) ?: "?", e,
+			       cnt.refused[e]);
+	free(r);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	static struct table t;
@@ -682,6 +846,12 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--check"))
 		return check_tables(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "--replays")) {
+		cases = 2;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc > 1 && !strcmp(argv[1], "--cases")) {
 		cases = 1;
 		argv[1] = argv[0];
@@ -702,6 +872,9 @@ int main(int argc, char **argv)
 		fd = open(XK_DEVICE, O_RDWR);
 		if (fd < 0)
 			return perror(XK_DEVICE), 2;
+		rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
+		if (cases == 2)
+			return fuzz_replays(fd, &t, n) ? 1 : 0;
 		return run_cases(fd, &t) ? 1 : 0;
 	}
 	rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;

@@ -73,5 +73,22 @@ applied=$(echo "$sum" | awk '/^applied/ { print $2 }')
 settled=$(echo "$sum" | awk '/^settled/ { print $2 }')
 [ "${settled:-0}" -ge 1 ] || fail "no applied table was ever settled"
 [ "$(text)" = "$text_before" ] || fail "the kernel text differs after the fuzzing"
+# XK_IOC_REPLAY: a replayed table (MAX_LAGGING_PERIODS, ioc_timer_fn)
+# loaded at its default, its own replays taken, then mutated replays:
+# each refused or taken (never put in force), the slots' limit reached
+rtbl=$tmp/replay.scope
+cp "$dir/scopes/MAX_LAGGING_PERIODS.scope" "$rtbl" || fail "no replayed table"
+mark="xk-fuzz-$$-replay"
+echo "$mark" > /dev/kmsg
+rout=$("$tmp/fuzz_tables" --replays -n "${FUZZ_REPLAY_N:-3000}" -s "$seed" "$rtbl") ||
+	fail "the replay fuzzer failed: $rout"
+echo "$rout"
+bad=$(dmesg | sed -n "/$mark/,\$p" | grep -E "Oops|BUG:|WARNING:|general protection|Call Trace")
+[ -z "$bad" ] || fail "kernel log, replays: $bad"
+echo "$rout" | grep -q "^refused EINVAL" || fail "no malformed replay was refused"
+echo "$rout" | grep -q "^refused ENOSPC" || fail "the replay slots' limit was never reached"
+[ "$($XK -j status | jq length)" = 0 ] || fail "a constant is still loaded after the replays"
+[ "$(probes_left)" = 0 ] && ! grep -q ioc_timer_fn /sys/kernel/debug/kprobes/list ||
+	fail "probes left after the replays: $(cat /sys/kernel/debug/kprobes/list)"
 rmmod xkernel || fail "rmmod xkernel failed after the fuzzing"
 log "fuzzed $req requests: $applied applied ($settled spans settled), the rest refused; no probe left, text as before, rmmod ok"
