@@ -42,7 +42,7 @@ prepare_tables() {
 	for c in BLK_MAX_REQUEST_COUNT SHRINK_BATCH HYSTART_DELAY_MIN HYSTART_DELAY_MAX \
 		 TCP_FASTRETRANS_THRESH CYCLE_LEN BLK_PLUG_FLUSH_SIZE IORING_MAX_ENTRIES \
 		 BBR_PACING_MARGIN_PERCENT PCP_BATCH_DIVISOR KYBER_ASYNC_PERCENT \
-		 MAX_LAGGING_PERIODS; do
+		 MAX_LAGGING_PERIODS FQ_DEFAULT_INITIAL_QUANTUM_MTUS; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	# the per-value test's value, built here (the guest takes it from the

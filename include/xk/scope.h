@@ -122,7 +122,7 @@ struct xk_scope_span {
 	 * at fetch); 0: unknown (a module's). Only a name that is not unique
 	 * makes xk load read /proc/kallsyms for every copy's address. */
 	int copies;
-	char why[256];		/* unsupported: the reason */
+	char why[512];		/* unsupported: the reason */
 };
 
 struct xk_scope {

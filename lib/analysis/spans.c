@@ -1986,7 +1986,7 @@ int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 	xk_obj_correlate(&base, &var);
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
-		char why[320];
+		char why[600];
 
 		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->nr_points <= 0 ||
 		    strcmp(sp->object, in->object))
