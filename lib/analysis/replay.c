@@ -638,6 +638,39 @@ static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
 	return 0;
 }
 
+/* Whether some branch of B lands on instruction i. */
+static bool branch_target_of(const struct xk_func_code *B, size_t i)
+{
+	for (size_t k = 0; k < B->nr; k++)
+		if (B->insn[k].target == (int64_t)B->insn[i].off && !B->insn[k].is_call)
+			return true;
+	return false;
+}
+
+/* How many of the values replay baseline instructions [a, b) (each value's
+ * build there: the instructions that correspond, its regions inside). */
+static int replaying(const struct xk_func_code *B, struct replay_value *rv,
+		     int nr_values, size_t a, size_t b)
+{
+	int n = 0;
+
+	for (int v = 0; v < nr_values; v++) {
+		struct xk_scope_replay r = { .n = rv[v].n };
+		char why[256];
+		ssize_t v0, v1;
+
+		if (!rv[v].ok)
+			continue;
+		v0 = variant_index(rv[v].r, rv[v].nr, rv[v].eq, a);
+		v1 = variant_index(rv[v].r, rv[v].nr, rv[v].eq, b);
+		if (v0 >= 0 && v1 >= v0 &&
+		    !replay_region(B, b, &rv[v].code, (size_t)v0, (size_t)v1, &r,
+				   why, sizeof(why)))
+			n++;
+	}
+	return n;
+}
+
 int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		    const struct xk_sym *fb, int nr_values,
 		    const struct xk_obj *const *vobj,
@@ -695,7 +728,9 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 			size_t a = rv[v].r[k].b0, b = rv[v].r[k].b1;
 			size_t m;
 
-			for (m = 0; m < nr && !(a < hi[m] && b > lo[m]); m++)
+			/* regions that touch merge too: one may need what the
+			 * other computes (the xor before a division) */
+			for (m = 0; m < nr && !(a <= hi[m] && b >= lo[m]); m++)
 				;
 			if (m == nr) {
 				lo[nr] = a;
@@ -709,7 +744,7 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		again = 0;
 		for (size_t m = 0; m < nr && !again; m++)
 			for (size_t q = m + 1; q < nr && !again; q++)
-				if (lo[q] < hi[m] && hi[q] > lo[m]) {
+				if (lo[q] <= hi[m] && hi[q] >= lo[m]) {
 					lo[m] = lo[q] < lo[m] ? lo[q] : lo[m];
 					hi[m] = hi[q] > hi[m] ? hi[q] : hi[m];
 					lo[q] = lo[--nr];
@@ -725,6 +760,35 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 				    "regions: %s", rv[0].why[0] ? rv[0].why :
 				    nr_values > 1 ? rv[1].why : "");
 		goto out;
+	}
+	/* a region that needs what common code before it computes (the xor
+	 * that zeroes a division's high half) starts earlier: up to 8
+	 * instructions, straight-line, entered nowhere but at the new start */
+	for (size_t m = 0; m < nr; m++) {
+		size_t floor = 0, best = lo[m];
+		int most = replaying(&B, rv, nr_values, lo[m], hi[m]);
+
+		for (size_t q = 0; q < nr; q++)
+			if (hi[q] <= lo[m] && hi[q] > floor)
+				floor = hi[q];
+		for (size_t a = lo[m]; a > floor && lo[m] - a < 8 && most < nr_values;) {
+			const struct xk_insn *x = &B.insn[--a];
+			int n;
+
+			if (x->is_branch || x->is_call || x->is_ret ||
+			    branch_target_of(&B, a + 1))
+				break;
+			n = replaying(&B, rv, nr_values, a, hi[m]);
+			if (n > most) {
+				most = n;
+				best = a;
+			}
+		}
+		pr_debug("%s: region +0x%llx..+0x%llx starts at +0x%llx (%d values)\n",
+			 fb->name, (unsigned long long)B.insn[lo[m]].off,
+			 (unsigned long long)B.insn[hi[m]].off,
+			 (unsigned long long)B.insn[best].off, most);
+		lo[m] = best;
 	}
 	for (size_t m = 0; m < nr && !err; m++) {
 		err = gen_add_span(t, in, fb, &sp);

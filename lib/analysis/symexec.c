@@ -451,6 +451,15 @@ static int read_modify_write(struct sx_state *s, const struct xk_insn *in,
 	return 0;
 }
 
+/* Whether an expression is the constant 0 (a register xor'ed with itself,
+ * seen through the masks a narrower write leaves). */
+static bool is_zero(const struct sx *e)
+{
+	while (e && e->kind == SX_AND && e->b && e->b->kind == SX_CONST)
+		e = e->a;
+	return e && e->kind == SX_CONST && e->v == 0;
+}
+
 static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 {
 	const cs_x86 *x = &in->x86;
@@ -615,6 +624,28 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		s->fl_from_start = false;
 		return write_reg(s, X86_REG_RAX, lo) ?: write_reg(s, X86_REG_RDX, hi);
 	}
+	case X86_INS_DIV: {
+		/* rax = rdx:rax / src, rdx = the remainder, unsigned; only with
+		 * rdx known zero (a 64-bit dividend: xor edx, edx before) */
+		struct sx *hi, *q, *rem;
+		int wa;
+
+		if (x->op_count != 1 || (w != 32 && w != 64))
+			return unsupported(s, in, "operand");
+		a = read_reg(s, w == 64 ? X86_REG_RAX : X86_REG_EAX, &wa);
+		hi = read_reg(s, w == 64 ? X86_REG_RDX : X86_REG_EDX, &wa);
+		b = read_op(s, in, o0, is_seed);
+		if (!a || !b || !hi)
+			return unsupported(s, in, "operand");
+		if (!is_zero(hi))
+			return unsupported(s, in, "a division of a dividend wider than 64 bits");
+		q = node(s, SX_DIVU, w, a, b);
+		rem = node(s, SX_REMU, w, a, b);
+		s->fl_kind = FL_UNKNOWN;
+		s->fl_from_start = false;
+		return write_reg(s, w == 64 ? X86_REG_RAX : X86_REG_EAX, q) ?:
+		       write_reg(s, w == 64 ? X86_REG_RDX : X86_REG_EDX, rem);
+	}
 	case X86_INS_INC:
 	case X86_INS_DEC:
 		a = read_op(s, in, o0, false);
@@ -714,6 +745,7 @@ static int compile(const struct sx *e, const int64_t (*fit)[2],
 		[SX_LTU] = XK_OP_LTU, [SX_LTS] = XK_OP_LTS, [SX_EQ] = XK_OP_EQ,
 		[SX_SELECT] = XK_OP_SELECT, [SX_FLAGS_SUB] = XK_OP_FLAGS_SUB,
 		[SX_FLAGS_LOGIC] = XK_OP_FLAGS_LOGIC, [SX_MULHU] = XK_OP_MULHU,
+		[SX_DIVU] = XK_OP_DIVU, [SX_REMU] = XK_OP_REMU,
 	};
 	int err = 0;
 
@@ -887,6 +919,8 @@ void sx_print(const struct sx *e, char *buf, size_t size)
 	case SX_FLAGS_SUB: snprintf(buf, size, "flags(%s - %s)", a, b); break;
 	case SX_FLAGS_LOGIC: snprintf(buf, size, "flags(%s & %s)", a, b); break;
 	case SX_MULHU: snprintf(buf, size, "hi(%s * %s)", a, b); break;
+	case SX_DIVU: snprintf(buf, size, "(%s /u %s)", a, b); break;
+	case SX_REMU: snprintf(buf, size, "(%s %%u %s)", a, b); break;
 	default:
 		/* drop the masks that only restate a width */
 		if (e->kind == SX_AND && e->b && e->b->kind == SX_CONST &&

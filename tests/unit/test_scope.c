@@ -176,6 +176,38 @@ static int mulhu_matches_the_cpu(void)
 	return 0;
 }
 
+/*
+ * div's quotient and remainder at 32 and 64 bits, as the CPU computes
+ * them; a zero divisor (where div would trap) gives 0 and the dividend.
+ */
+static int divu_remu_match_the_cpu(void)
+{
+	struct xk_expr_insn p[3];
+	__u64 st[4], regs[XK_NR_INPUTS] = { 0 }, x = 0x243f6a8885a308d3ULL;
+
+	for (int i = 0; i < 20000; i++) {
+		unsigned int w = i % 2 ? 64 : 32;
+		__u64 a, b, m = w == 64 ? ~0ULL : 0xffffffffULL;
+
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		a = x;
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		b = i % 7 == 0 ? 0 : x >> (i % 60);
+		regs[XK_RAX] = a;
+		regs[XK_RCX] = b;
+		p[0] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64, .reg = XK_RAX };
+		p[1] = (struct xk_expr_insn){ .op = XK_OP_REG, .width = 64, .reg = XK_RCX };
+		p[2] = (struct xk_expr_insn){ .op = XK_OP_DIVU, .width = w };
+		CHECK(!xk_prog_validate(p, 3, 3, 4));
+		CHECK(xk_prog_run(p, 3, st, regs, 0) ==
+		      ((b & m) ? (a & m) / (b & m) : 0));
+		p[2].op = XK_OP_REMU;
+		CHECK(xk_prog_run(p, 3, st, regs, 0) ==
+		      ((b & m) ? (a & m) % (b & m) : (a & m)));
+	}
+	return 0;
+}
+
 static int round_trip(void)
 {
 	struct xk_scope t, r;
@@ -544,6 +576,7 @@ static int stores_of_memory_locations(void)
 
 UNIT_MAIN("scope",
 	  T(replayed_round_trip), T(mulhu_matches_the_cpu),
+	  T(divu_remu_match_the_cpu),
 	  T(round_trip),
 	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),

@@ -80,6 +80,8 @@ enum xk_op {
 	XK_OP_FLAGS_SUB,	/* EFLAGS of cmp/sub a - b at width */
 	XK_OP_FLAGS_LOGIC,	/* EFLAGS of test/and a & b at width */
 	XK_OP_MULHU,		/* the high 64 bits of the unsigned a * b */
+	XK_OP_DIVU,		/* a / b unsigned at width; 0 when b is 0 */
+	XK_OP_REMU,		/* a % b unsigned at width; a when b is 0 */
 	XK_OP_MAX,
 };
 
@@ -119,6 +121,7 @@ static inline const char *xk_op_name(unsigned int op)
 		[XK_OP_LTU] = "ltu", [XK_OP_LTS] = "lts", [XK_OP_EQ] = "eq",
 		[XK_OP_SELECT] = "select", [XK_OP_FLAGS_SUB] = "flags_sub",
 		[XK_OP_FLAGS_LOGIC] = "flags_logic", [XK_OP_MULHU] = "mulhu",
+		[XK_OP_DIVU] = "divu", [XK_OP_REMU] = "remu",
 	};
 
 	return op < XK_OP_MAX ? names[op] : 0;
@@ -293,6 +296,10 @@ static inline __u64 xk_prog_run_pv(const struct xk_expr_insn *insn, __u32 len,
 		case XK_OP_XOR: r = a ^ b; break;
 		case XK_OP_MUL: r = a * b; break;
 		case XK_OP_MULHU: r = xk_mulhu(a, b); break;
+		/* div's quotient and remainder; a zero divisor (where the
+		 * code itself would trap) gives eBPF's answers, never a trap */
+		case XK_OP_DIVU: r = (b & m) ? (a & m) / (b & m) : 0; break;
+		case XK_OP_REMU: r = (b & m) ? (a & m) % (b & m) : (a & m); break;
 		case XK_OP_SHL: r = (b & 63) >= w ? 0 : a << (b & 63); break;
 		case XK_OP_SHR: r = (b & 63) >= w ? 0 : (a & m) >> (b & 63); break;
 		case XK_OP_SAR:

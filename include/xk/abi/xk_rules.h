@@ -299,8 +299,11 @@ static inline __u32 xk_rule_decode_store(const __u8 *b, const __u8 *mask,
  * is none of them; *store: it writes memory; *dst: the general register
  * it writes (-1: none, or memory).
  */
-static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
-					 __u32 n, __u32 q, int *store, int *dst)
+#define XK_RULE_DST_RAX_RDX 17	/* *dst of mul, imul, div, idiv (muldiv) */
+
+static inline __u32 xk_rule_decode_insn(const __u8 *b, const __u8 *mask,
+					__u32 n, __u32 q, int *store, int *dst,
+					int muldiv)
 {
 	__u32 i = q, fixed, disp = 0, imm = 0;
 	__u8 rex = 0, op, op2 = 0, modrm = 0, mod = 3, rm = 0, grp = 0;
@@ -394,9 +397,13 @@ static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
 		if ((op == 0xc6 || op == 0xc7) && grp)
 			return 0;
 		if (op == 0xf6 || op == 0xf7) {
-			if (grp == 1 || grp > 3)
-				return 0;		/* mul, imul, div, idiv */
-			writes_rm = grp != 0;
+			/* mul, imul, div, idiv: only when skipped (a division
+			 * traps), writing rax and rdx */
+			if (grp == 1 || (grp > 3 && !muldiv))
+				return 0;
+			if (grp > 3)
+				fixed_dst = XK_RULE_DST_RAX_RDX;
+			writes_rm = grp != 0 && grp <= 3;
 			imm = grp ? 0 : op == 0xf6 ? 1 : imm32;
 		}
 		if (lea && mod == 3)
@@ -435,6 +442,13 @@ static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
 		return 0;
 	*store = has_modrm && mod != 3 && writes_rm && !lea;
 	return i + disp + imm - q;
+}
+
+/* The emulated form's instructions (no mul, imul, div or idiv). */
+static inline __u32 xk_rule_decode_plain(const __u8 *b, const __u8 *mask,
+					 __u32 n, __u32 q, int *store, int *dst)
+{
+	return xk_rule_decode_insn(b, mask, n, q, store, dst, 0);
 }
 
 /*
@@ -491,7 +505,8 @@ static inline const char *xk_rule_check_replayed(const __u8 *expect,
 		return "the replayed span is empty or too long";
 	while (q < n) {
 		int st, dst;
-		__u32 len = xk_rule_decode_plain(expect, mask, n, q, &st, &dst);
+		/* skipped, a division cannot trap: muldiv too */
+		__u32 len = xk_rule_decode_insn(expect, mask, n, q, &st, &dst, 1);
 
 		if (!len)
 			return "the replayed span has an instruction it may not skip";
@@ -519,13 +534,14 @@ static inline const char *xk_rule_replay_store(const __u8 *expect,
 	if (probe <= start || probe - start > XK_MAX_EXPECT)
 		return "the replayed span is empty or too long";
 	for (; q < n; q += len) {
-		len = xk_rule_decode_plain(expect, mask, n, q, &store, &dst);
+		len = xk_rule_decode_insn(expect, mask, n, q, &store, &dst, 1);
 		if (!len)
 			return "the replayed span has an instruction it may not skip";
 		if (store && xk_rule_decode_store(expect, mask, n, q, &st) &&
 		    st.base == base && st.disp == disp && st.width == width)
 			return 0;
-		if (dst == base)
+		if (dst == base || (dst == XK_RULE_DST_RAX_RDX &&
+				    (base == XK_RAX || base == XK_RDX)))
 			break;
 	}
 	return "a replay stores where the span itself does not (with the "
