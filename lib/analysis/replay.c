@@ -728,9 +728,7 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 			size_t a = rv[v].r[k].b0, b = rv[v].r[k].b1;
 			size_t m;
 
-			/* regions that touch merge too: one may need what the
-			 * other computes (the xor before a division) */
-			for (m = 0; m < nr && !(a <= hi[m] && b >= lo[m]); m++)
+			for (m = 0; m < nr && !(a < hi[m] && b > lo[m]); m++)
 				;
 			if (m == nr) {
 				lo[nr] = a;
@@ -744,7 +742,7 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		again = 0;
 		for (size_t m = 0; m < nr && !again; m++)
 			for (size_t q = m + 1; q < nr && !again; q++)
-				if (lo[q] <= hi[m] && hi[q] >= lo[m]) {
+				if (lo[q] < hi[m] && hi[q] > lo[m]) {
 					lo[m] = lo[q] < lo[m] ? lo[q] : lo[m];
 					hi[m] = hi[q] > hi[m] ? hi[q] : hi[m];
 					lo[q] = lo[--nr];
@@ -760,6 +758,28 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 				    "regions: %s", rv[0].why[0] ? rv[0].why :
 				    nr_values > 1 ? rv[1].why : "");
 		goto out;
+	}
+	/* in order; regions that touch merge when that makes more values
+	 * replay (one may need what the other computes: the xor before a
+	 * division), not otherwise (each may store once) */
+	for (size_t m = 1; m < nr; m++)
+		for (size_t q = m; q > 0 && lo[q - 1] > lo[q]; q--) {
+			size_t x = lo[q]; lo[q] = lo[q - 1]; lo[q - 1] = x;
+			x = hi[q]; hi[q] = hi[q - 1]; hi[q - 1] = x;
+		}
+	for (size_t m = 0; m + 1 < nr;) {
+		int a = replaying(&B, rv, nr_values, lo[m], hi[m]);
+		int b = replaying(&B, rv, nr_values, lo[m + 1], hi[m + 1]);
+
+		if (hi[m] == lo[m + 1] &&
+		    replaying(&B, rv, nr_values, lo[m], hi[m + 1]) > (a < b ? a : b)) {
+			hi[m] = hi[m + 1];
+			memmove(&lo[m + 1], &lo[m + 2], (nr - m - 2) * sizeof(*lo));
+			memmove(&hi[m + 1], &hi[m + 2], (nr - m - 2) * sizeof(*hi));
+			nr--;
+			continue;	/* the merged one against the next */
+		}
+		m++;
 	}
 	/* a region that needs what common code before it computes (the xor
 	 * that zeroes a division's high half) starts earlier: up to 8
