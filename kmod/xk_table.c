@@ -48,6 +48,26 @@ int xk_value_prepared(const struct xk_const *c, s64 n, char *error)
 	return 0;
 }
 
+/*
+ * The loaded constant a request names (name terminated here), for a
+ * request that adds to it: refused under lockdown like every write of
+ * kernel state. Runs under xk_lock; 0 with *out, or -errno with error set.
+ */
+static int loaded_const(char *name, char *error, struct xk_const **out)
+{
+	int err;
+
+	name[XK_NAME_MAX - 1] = '\0';
+	err = xk_refuse_locked_down(error);
+	if (err)
+		return err;
+	*out = xk_find_const(name);
+	if (!*out)
+		return xk_error(error, "%s is not loaded (xk load first)", name),
+		       -ENOENT;
+	return 0;
+}
+
 /* Whether some span of c is replayed (its value changes only globally or
  * per task, and goes back to the default that way at unload). */
 bool xk_const_replayed(const struct xk_const *c)
@@ -102,14 +122,9 @@ int xk_table_add_replay(struct xk_ioc_replay *req)
 	const char *why;
 	int err;
 
-	req->name[XK_NAME_MAX - 1] = '\0';
-	err = xk_refuse_locked_down(req->error);
+	err = loaded_const(req->name, req->error, &c);
 	if (err)
 		return err;
-	c = xk_find_const(req->name);
-	if (!c)
-		return xk_error(req->error, "%s is not loaded (xk load first)",
-				req->name), -ENOENT;
 	if (req->span >= (u32)c->nr_spans ||
 	    c->spans[req->span].desc.emulate != XK_EMULATE_REPLAY)
 		return xk_error(req->error, "%s: span %u is not a replayed span",
@@ -164,15 +179,10 @@ int xk_table_add_point(struct xk_ioc_point *req)
 	struct xk_const *c;
 	int err = 0, i;
 
-	req->name[XK_NAME_MAX - 1] = '\0';
 	req->nr_added = 0;
-	err = xk_refuse_locked_down(req->error);
+	err = loaded_const(req->name, req->error, &c);
 	if (err)
 		return err;
-	c = xk_find_const(req->name);
-	if (!c)
-		return xk_error(req->error, "%s is not loaded (xk load first)",
-				req->name), -ENOENT;
 	if (req->nr_spans != c->nr_spans)
 		return xk_error(req->error, "%s: %u rows of parameters for %d spans",
 				c->name, req->nr_spans, c->nr_spans), -EINVAL;

@@ -132,6 +132,46 @@ static void annotate_refusals(struct xk_scope *t, const char *what,
 }
 
 /*
+ * The values of the default's kind the analysis by shape builds: 2N, 4N
+ * and N/2 (8N for an odd default) in fam[0..2]. false when there are none
+ * (a default below 2 or past 2^40).
+ */
+static bool shape_family(long long def, long long *fam)
+{
+	if (def < 2 || def > (1LL << 40))
+		return false;
+	fam[0] = def * 2;
+	fam[1] = def * 4;
+	fam[2] = def % 2 ? def * 8 : def / 2;
+	return true;
+}
+
+/*
+ * The objects with a refused span in t, into only->objects (space
+ * separated, each once): what a later analysis (who) builds. A list too
+ * long for the field is refused, naming who.
+ */
+static int refused_objects(const struct xk_constant *c, const struct xk_scope *t,
+			   struct xk_constant *only, const char *who)
+{
+	only->objects[0] = '\0';
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		size_t len = strlen(only->objects);
+		int err;
+
+		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only->objects, sp->object))
+			continue;
+		err = xk_snprintf(only->objects + len, sizeof(only->objects) - len,
+				  "%s%s", len ? " " : "", sp->object);
+		if (err)
+			return xk_err(err, "%s: too many objects with refused "
+				      "spans for %s", c->name, who);
+	}
+	return 0;
+}
+
+/*
  * The analysis by shape, for the functions the first analysis refused a
  * span of: a constant whose default is a power of two (a batch of 32, a
  * shift of 6) compiles to shifts and masks there and to multiplies and
@@ -154,28 +194,13 @@ static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
 	char what[96];
 	int err = 0;
 
-	if (c->def < 2 || c->def > (1LL << 40))
+	if (!shape_family(c->def, fam))
 		return 0;
-	fam[0] = c->def * 2;
-	fam[1] = c->def * 4;
-	fam[2] = c->def % 2 ? c->def * 8 : c->def / 2;
 	snprintf(what, sizeof(what), "by shape (N=%lld, %lld, %lld)", fam[0],
 		 fam[1], fam[2]);
-	only.objects[0] = '\0';
-	for (int i = 0; i < t->nr_spans; i++) {
-		const struct xk_scope_span *sp = &t->spans[i];
-		size_t len = strlen(only.objects);
-
-		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only.objects, sp->object))
-			continue;
-		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
-				  "%s%s", len ? " " : "", sp->object);
-		if (err)
-			return xk_err(err, "%s: too many objects with refused "
-				      "spans for the analysis by shape", c->name);
-	}
-	if (!only.objects[0])
-		return 0;
+	err = refused_objects(c, t, &only, "the analysis by shape");
+	if (err || !only.objects[0])
+		return err;
 	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
 		fb[v] = calloc(1, sizeof(*fb[v]));
 		if (!fb[v]) {
@@ -254,9 +279,7 @@ static int replay_object(const struct gen_input *in, int nr, const int64_t *valu
 	}
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
-		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
-							    sp->func;
-		struct xk_sym *f = NULL;
+		struct xk_sym *f;
 		bool refused = false;
 
 		if (strcmp(sp->object, in->object) ||
@@ -264,10 +287,7 @@ static int replay_object(const struct gen_input *in, int nr, const int64_t *valu
 			continue;
 		for (int j = i; j < i + function_spans(t, i); j++)
 			refused |= t->spans[j].cls == XK_SPAN_UNSUPPORTED;
-		for (size_t k = 0; refused && k < base.nr_syms; k++)
-			if (base.syms[k].is_func && !strcmp(base.syms[k].name, name) &&
-			    base.syms[k].sym.st_size == sp->func_size)
-				f = &base.syms[k];
+		f = refused ? gen_span_function(&base, sp) : NULL;
 		if (!f)
 			continue;
 		for (int v = 0; v < nr; v++) {
@@ -316,28 +336,16 @@ static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 
 	if (gen_replay_off)
 		return 0;
-	only.objects[0] = '\0';
-	for (int i = 0; i < t->nr_spans; i++) {
-		const struct xk_scope_span *sp = &t->spans[i];
-		size_t len = strlen(only.objects);
-
-		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only.objects, sp->object))
-			continue;
-		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
-				  "%s%s", len ? " " : "", sp->object);
-		if (err)
-			return xk_err(err, "%s: too many objects with refused "
-				      "spans for the replayed form", c->name);
-	}
-	if (!only.objects[0])
-		return 0;
+	err = refused_objects(c, t, &only, "the replayed form");
+	if (err || !only.objects[0])
+		return err;
 	{
-		/* and N-1: bounds that stop at the default leave few others */
+		/* the fit and check values, the by-shape family, and N-1:
+		 * bounds that stop at the default leave few others */
 		long long cand[2 * GEN_NR_VARIANTS + 1] = {
-			b->value[0], b->value[1], b->value[2],
-			c->def * 2, c->def * 4, c->def % 2 ? c->def * 8 : c->def / 2,
-			c->def - 1,
+			b->value[0], b->value[1], b->value[2], 0, 0, 0, c->def - 1,
 		};
+		bool family = shape_family(c->def, &cand[GEN_NR_VARIANTS]);
 
 		for (int i = 0; i < 2 * GEN_NR_VARIANTS + 1; i++) {
 			bool dup = false;
@@ -345,8 +353,8 @@ static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 			for (int j = 0; j < nr; j++)
 				dup |= values[j] == cand[i];
 			if (!dup && cand[i] != c->def && cand[i] >= c->min &&
-			    cand[i] <= c->max && (i < GEN_NR_VARIANTS || i == 6 ||
-						  (c->def >= 2 && c->def <= (1LL << 40))))
+			    cand[i] <= c->max && (family || i < GEN_NR_VARIANTS ||
+						  i == 2 * GEN_NR_VARIANTS))
 				values[nr++] = cand[i];
 		}
 	}

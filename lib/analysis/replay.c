@@ -146,17 +146,23 @@ static const char *unfollowable(const struct xk_obj *o, const struct xk_sym *f,
 	return NULL;
 }
 
+/* Whether an instruction reads and whether it writes the flags. */
+static void flags_access(const struct xk_insn *in, bool *reads, bool *writes)
+{
+	*reads = *writes = false;
+	for (int k = 0; k < in->nr_read; k++)
+		*reads |= in->regs_read[k] == X86_REG_EFLAGS;
+	for (int k = 0; k < in->nr_write; k++)
+		*writes |= in->regs_write[k] == X86_REG_EFLAGS;
+}
+
 /* Whether instructions [from, to) of code read flags before they set them. */
 static bool flags_live_in(const struct xk_func_code *code, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++) {
-		const struct xk_insn *in = &code->insn[i];
-		bool reads = false, writes = false;
+		bool reads, writes;
 
-		for (int k = 0; k < in->nr_read; k++)
-			reads |= in->regs_read[k] == X86_REG_EFLAGS;
-		for (int k = 0; k < in->nr_write; k++)
-			writes |= in->regs_write[k] == X86_REG_EFLAGS;
+		flags_access(&code->insn[i], &reads, &writes);
 		if (reads)
 			return true;
 		if (writes)
@@ -369,12 +375,9 @@ static bool flags_dead(const struct xk_func_code *B, size_t at)
 
 	for (size_t i = at; i < B->nr && steps++ < 256; i++) {
 		const struct xk_insn *in = &B->insn[i];
-		bool reads = false, writes = false;
+		bool reads, writes;
 
-		for (int k = 0; k < in->nr_read; k++)
-			reads |= in->regs_read[k] == X86_REG_EFLAGS;
-		for (int k = 0; k < in->nr_write; k++)
-			writes |= in->regs_write[k] == X86_REG_EFLAGS;
+		flags_access(in, &reads, &writes);
 		if (reads)
 			return false;
 		/* only these set every flag a later test may read (inc and
@@ -1028,9 +1031,7 @@ int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t
 	xk_obj_correlate(&base, &var);
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
-		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
-							    sp->func;
-		struct xk_sym *f = NULL;
+		struct xk_sym *f;
 		char why[320] = "";
 		int n = 0;
 
@@ -1043,10 +1044,7 @@ int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t
 			    !strcmp(t->spans[j].object, sp->object) &&
 			    !strcmp(t->spans[j].func, sp->func))
 				idx[n++] = j;
-		for (size_t k = 0; k < base.nr_syms; k++)
-			if (base.syms[k].is_func && !strcmp(base.syms[k].name, name) &&
-			    base.syms[k].sym.st_size == sp->func_size)
-				f = &base.syms[k];
+		f = gen_span_function(&base, sp);
 		if (!f || !f->twin) {
 			snprintf(why, sizeof(why), "%s is not in both builds", sp->func);
 			err = -ENOTSUP;

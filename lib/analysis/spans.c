@@ -1857,7 +1857,7 @@ out:
 /* ---- a new value for the per-value spans (xk set, xk gen --prepare) ---- */
 
 /* The baseline's function of a span: its name (less module:) and size. */
-static struct xk_sym *span_function(struct xk_obj *o, const struct xk_scope_span *sp)
+struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *sp)
 {
 	const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
 						    sp->func;
@@ -1884,7 +1884,7 @@ static int point_of_span(const struct gen_input *in, const struct xk_obj *base,
 			 __s64 *params, char *why, size_t why_size)
 {
 	struct xk_obj *bo = (struct xk_obj *)base;
-	struct xk_sym *f = span_function(bo, sp);
+	struct xk_sym *f = gen_span_function(bo, sp);
 	struct func_ctx c = { .fb = f, .in = in, .obj = base };
 	struct span_work w = { .per_value = true };
 	struct xk_scope_span check = *sp;

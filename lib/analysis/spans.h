@@ -31,6 +31,9 @@ struct gen_input {
 	const struct xk_scope *redo;
 };
 
+/* The baseline's function of a span, by its name (less module:) and size,
+ * or NULL. */
+struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *sp);
 /* Appends a span of function f to the table (zeroed, named), in *sp. */
 int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 		 const struct xk_sym *f, struct xk_scope_span **sp);

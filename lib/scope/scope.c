@@ -283,6 +283,24 @@ static int expect_key(struct reader *r, const char *key, const char **value)
 	return 0;
 }
 
+static void loc_to_ioc(const struct xk_scope_loc *l, struct xk_ioc_loc *d)
+{
+	d->kind = l->kind;
+	d->base = l->base;
+	d->disp = l->disp;
+	d->width = l->width;
+	d->rip_end = l->rip_end;
+	d->expr = l->expr;
+}
+
+static void mem_in_to_ioc(const struct xk_scope_mem_in *m,
+			  struct xk_ioc_mem_in *d)
+{
+	d->base = m->base;
+	d->width = m->width;
+	d->disp = m->disp;
+}
+
 void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -294,14 +312,8 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	memcpy(d->expect, s->expect, sizeof(d->expect));
 	memcpy(d->expect_mask, s->expect_mask, sizeof(d->expect_mask));
 	d->nr_locs = s->nr_locs;
-	for (int l = 0; l < s->nr_locs && l < XK_MAX_LOCS; l++) {
-		d->locs[l].kind = s->locs[l].kind;
-		d->locs[l].base = s->locs[l].base;
-		d->locs[l].disp = s->locs[l].disp;
-		d->locs[l].width = s->locs[l].width;
-		d->locs[l].rip_end = s->locs[l].rip_end;
-		d->locs[l].expr = s->locs[l].expr;
-	}
+	for (int l = 0; l < s->nr_locs && l < XK_MAX_LOCS; l++)
+		loc_to_ioc(&s->locs[l], &d->locs[l]);
 	d->nr_exits = s->nr_exits;
 	d->escapes = s->escapes;
 	memcpy(d->exits, s->exits, sizeof(d->exits));
@@ -313,11 +325,8 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	for (int j = 0; j < s->nr_points && j < XK_MAX_POINTS; j++)
 		d->points[j] = s->points[j];
 	d->nr_mem_in = s->nr_mem_in;
-	for (int k = 0; k < s->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
-		d->mem_in[k].base = s->mem_in[k].base;
-		d->mem_in[k].width = s->mem_in[k].width;
-		d->mem_in[k].disp = s->mem_in[k].disp;
-	}
+	for (int k = 0; k < s->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++)
+		mem_in_to_ioc(&s->mem_in[k], &d->mem_in[k]);
 	d->nr_imms = s->nr_imms;
 	for (int k = 0; k < s->nr_imms && k < XK_MAX_PARAMS; k++) {
 		d->imms[k].insn = s->imm[k].insn;
@@ -836,20 +845,11 @@ void xk_scope_replay_to_ioc(const struct xk_scope_replay *r,
 	d->size = sizeof(*d);
 	d->value = r->n;
 	d->nr_locs = r->nr_locs;
-	for (int l = 0; l < r->nr_locs && l < XK_REPLAY_MAX_LOCS; l++) {
-		d->locs[l].kind = r->locs[l].kind;
-		d->locs[l].base = r->locs[l].base;
-		d->locs[l].disp = r->locs[l].disp;
-		d->locs[l].width = r->locs[l].width;
-		d->locs[l].rip_end = r->locs[l].rip_end;
-		d->locs[l].expr = r->locs[l].expr;
-	}
+	for (int l = 0; l < r->nr_locs && l < XK_REPLAY_MAX_LOCS; l++)
+		loc_to_ioc(&r->locs[l], &d->locs[l]);
 	d->nr_mem_in = r->nr_mem_in;
-	for (int k = 0; k < r->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++) {
-		d->mem_in[k].base = r->mem_in[k].base;
-		d->mem_in[k].width = r->mem_in[k].width;
-		d->mem_in[k].disp = r->mem_in[k].disp;
-	}
+	for (int k = 0; k < r->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++)
+		mem_in_to_ioc(&r->mem_in[k], &d->mem_in[k]);
 }
 
 const struct xk_scope_replay *xk_scope_replay_of(const struct xk_scope_span *sp,

@@ -75,15 +75,9 @@ static int write_sample(void)
 {
 	struct xk_scope t;
 	struct xk_scope_span s;
-	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/xk-scope-XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -1;
-	close(fd);
 	sample(&t, &s);
-	return xk_scope_write(&t, path);
+	return write_sample_table(&t);
 }
 
 /*
