@@ -73,6 +73,19 @@ struct xk_span {
 	u32 nr_replays;
 };
 
+/*
+ * A variable the constant initialises (desc.emulate == XK_EMULATE_DATA,
+ * xk_data.c): kept apart from the code's spans, after them in the load's
+ * order and in status.
+ */
+struct xk_var {
+	struct xk_ioc_span desc;	/* as loaded, validated */
+	unsigned long addr;		/* the field (kernel address) */
+	atomic64_t writes;		/* switches that wrote it */
+	bool changed;			/* a switch found another value there */
+	bool gone;			/* its module went away */
+};
+
 enum xk_transition_state {
 	XK_TR_IDLE,		/* arming: the handlers ignore it */
 	XK_TR_PENDING,		/* waiting for the safe spans to empty */
@@ -180,6 +193,8 @@ struct xk_const {
 	s64 def, min, max;
 	int nr_spans;
 	struct xk_span *spans;
+	int nr_vars;			/* variables it initialises (xk_data.c) */
+	struct xk_var *vars;
 	u64 loaded_ns, last_transition_ns;
 	u32 last_mode;
 	bool faulted;			/* a write faulted: disarmed for good */
@@ -218,6 +233,21 @@ int xk_table_add_replay(struct xk_ioc_replay *req);
 bool xk_const_replayed(const struct xk_const *c);
 const struct xk_ioc_replay *xk_span_replay(const struct xk_span *s, s64 n);
 void xk_const_destroy(struct xk_const *c);
+
+/* Whether kallsyms' "name+off/size [module]" names func ("module:name"). */
+bool xk_same_symbol(const char *func, const char *name, const char *printed);
+
+/* xk_data.c: variables the constant initialises */
+/* At load, under xk_lock: resolves and checks a variable's field. */
+int xk_var_validate(struct xk_var *v, int idx, char *error);
+/* Whether a*n + b fits every variable of c; under xk_lock. */
+int xk_var_check_value(const struct xk_const *c, s64 n, char *error);
+/* c's variables from value from to value to; any context, no lock. */
+void xk_var_switch(struct xk_const *c, s64 from, s64 to);
+/* Logs variables a switch left as someone else set them; under xk_lock. */
+void xk_var_report(struct xk_const *c);
+/* Module mod is going: c's variables in it are never written again. */
+void xk_var_module_going(struct xk_const *c, struct module *mod);
 
 /* xk_probe.c */
 int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs);

@@ -375,6 +375,22 @@ static long ioctl_status(void __user *uarg)
 			st->hits = atomic64_read(&c->spans[i].hits);
 			st->settle = c->spans[i].settle;
 		}
+		/* then the variables, as in the load's order */
+		for (int i = 0; i < c->nr_vars; i++) {
+			struct xk_ioc_span_status *st;
+
+			if (c->nr_spans + i >= XK_MAX_SPANS)
+				break;
+			st = &req->spans[c->nr_spans + i];
+			strscpy(st->func, c->vars[i].desc.func, sizeof(st->func));
+			st->probe = c->vars[i].desc.start;
+			st->addr = c->vars[i].addr;
+			st->hits = atomic64_read(&c->vars[i].writes);
+			st->settle = READ_ONCE(c->vars[i].gone) ? XK_SETTLE_GONE :
+				     XK_SETTLE_VARIABLE;
+			st->variable = 1;
+		}
+		req->nr_spans = c->nr_spans + c->nr_vars;
 		if (c->policy[0])
 			xk_policy_status(c, req);
 		break;

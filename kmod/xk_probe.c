@@ -129,7 +129,9 @@ static void write_faulted(struct xk_span *s, unsigned long addr)
 	struct xk_const *c = s->owner;
 
 	atomic64_inc(&s->faults);
-	WRITE_ONCE(c->faulted, true);
+	/* the compiled-in value in force: its variables too, once */
+	if (!xchg(&c->faulted, true))
+		xk_var_switch(c, READ_ONCE(c->value), c->def);
 	pr_warn_ratelimited("%s: an access to %#lx at %pS faulted: constant disarmed "
 			    "(compiled-in value in force; xk unload it)\n",
 			    c->name, addr, (void *)s->probe_addr);

@@ -652,6 +652,7 @@ static int module_going(struct notifier_block *nb, unsigned long action,
 			module_put(THIS_MODULE);
 			c->settle_ref = false;
 		}
+		xk_var_module_going(c, mod);
 	}
 	mutex_unlock(&xk_lock);
 	return NOTIFY_DONE;

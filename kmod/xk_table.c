@@ -45,7 +45,7 @@ int xk_value_prepared(const struct xk_const *c, s64 n, char *error)
 					s->desc.probe, n, n),
 			       -ENOKEY;
 	}
-	return 0;
+	return xk_var_check_value(c, n, error);
 }
 
 /*
@@ -362,7 +362,7 @@ static int check_store(struct xk_span *s, const struct xk_ioc_loc *l, int idx,
  * "module:name" (a module built from the kernel's tree). Runs at load,
  * under xk_lock.
  */
-static bool same_symbol(const char *func, const char *name, const char *printed)
+bool xk_same_symbol(const char *func, const char *name, const char *printed)
 {
 	const char *colon = strchr(func, ':'), *mod;
 	size_t n;
@@ -418,7 +418,7 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	sprint_symbol(sym, (unsigned long)s->rewrite.addr);
 	/* kallsyms sizes run to the next symbol: alignment padding included */
 	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &off, &size) != 3 ||
-	    !same_symbol(d->func, name, sym) || off != at ||
+	    !xk_same_symbol(d->func, name, sym) || off != at ||
 	    size < d->func_size || size >= d->func_size + 64)
 		return xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
 				"expects a %llu-byte function (another build?)", idx,
@@ -587,6 +587,7 @@ void xk_const_destroy(struct xk_const *c)
 			kfree(c->spans[i].replays[k]);
 	}
 	free_percpu(c->stats);
+	kvfree(c->vars);
 	kvfree(c->spans);
 	kfree(c);
 }
@@ -724,7 +725,10 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		return -ENOMEM;
 	INIT_DELAYED_WORK(&c->tracking_work, xk_tracking_work);
 	c->spans = kvcalloc(req->nr_spans, sizeof(*c->spans), GFP_KERNEL);
-	if (!c->spans) {
+	c->vars = kvcalloc(req->nr_spans, sizeof(*c->vars), GFP_KERNEL);
+	if (!c->spans || !c->vars) {
+		kvfree(c->spans);
+		kvfree(c->vars);
 		kfree(c);
 		return -ENOMEM;
 	}
@@ -766,8 +770,35 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		/* not armed yet: no handler reads it */
 		s->nr_points = s->desc.nr_points;
 	}
+	/* the variables apart (xk_data.c), after every span of code: the
+	 * code's indices are the load's (replays and points name them) */
+	for (i = 0; i < c->nr_spans; i++) {
+		struct xk_span *s = &c->spans[i];
+
+		if (s->desc.emulate == XK_EMULATE_DATA) {
+			c->vars[c->nr_vars++].desc = s->desc;
+		} else if (c->nr_vars) {
+			xk_error(req->error, "span %d: code after a variable (the "
+				 "variables come last)", i);
+			err = -EINVAL;
+			goto err_destroy;
+		}
+	}
+	c->nr_spans -= c->nr_vars;
+	if (c->nr_vars && c->policy[0]) {
+		xk_error(req->error, "span %d: %s is a variable, one value for every "
+			 "device, flow and task, which a policy cannot choose",
+			 c->nr_spans, c->vars[0].desc.func);
+		err = -EOPNOTSUPP;
+		goto err_destroy;
+	}
 	for (i = 0; i < c->nr_spans; i++) {
 		err = validate_span(&c->spans[i], i, req->error);
+		if (err)
+			goto err_destroy;
+	}
+	for (i = 0; i < c->nr_vars; i++) {
+		err = xk_var_validate(&c->vars[i], c->nr_spans + i, req->error);
 		if (err)
 			goto err_destroy;
 	}
@@ -804,8 +835,9 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	c->loaded_ns = ktime_get_ns();
 	list_add_tail_rcu(&c->node, &xk_consts);
 	req->load_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
-	pr_info("load %s: %d spans %s by %s[%d] uid %u (%llu us)\n", c->name,
-		c->nr_spans, c->policy[0] ? "validated for a policy" : "armed",
+	pr_info("load %s: %d spans %s, %d variables, by %s[%d] uid %u (%llu us)\n",
+		c->name, c->nr_spans,
+		c->policy[0] ? "validated for a policy" : "armed", c->nr_vars,
 		current->comm, task_pid_nr(current),
 		from_kuid(&init_user_ns, current_uid()), req->load_ns / 1000);
 	if (c->policy[0])
@@ -882,6 +914,10 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 			err = -EBUSY;
 			continue;
 		}
+		/* its variables back to the compiled-in value (a faulted
+		 * constant's went back when it faulted) */
+		xk_var_switch(c, READ_ONCE(c->faulted) ? c->def : c->value, c->def);
+		xk_var_report(c);
 		list_del_rcu(&c->node);
 		pr_info("unload %s by %s[%d] uid %u: value %lld -> %lld (compiled-in)%s%s\n",
 			c->name, current->comm, task_pid_nr(current),

@@ -590,6 +590,17 @@ static bool tx_missed(struct xk_tx *tx)
 }
 
 /*
+ * c's value in force becomes v, its variables (xk_data.c) with it; the
+ * handlers read c->value. Idempotent. Wherever a transition commits or
+ * rolls back: under tx->lock, in stop_machine(), or under xk_lock.
+ */
+static void set_value(struct xk_const *c, s64 v)
+{
+	xk_var_switch(c, c->value, v);
+	WRITE_ONCE(c->value, v);
+}
+
+/*
  * Every constant of the transition takes its new value. Under tx->lock, or
  * in stop_machine(); exactly once per transition (its state says so).
  */
@@ -597,7 +608,7 @@ static void tx_switch(struct xk_tx *tx)
 {
 	for (int i = 0; i < tx->nr; i++)
 		if (tx->c[i])
-			WRITE_ONCE(tx->c[i]->value, tx->value[i]);
+			set_value(tx->c[i], tx->value[i]);
 }
 
 /* Per task: every thread uses the constants' own values again. */
@@ -894,6 +905,7 @@ static void audit(struct xk_tx *tx, const s64 *old, u32 mode, u64 ns,
 		  const char *error)
 {
 	for (int i = 0; i < tx->nr; i++) {
+		xk_var_report(tx->c[i]);
 		if (error)
 			pr_notice("set %s by %s[%d] uid %u: %lld -> %lld failed: %s "
 				  "(%u scan retries, %d unreliable exit walks)\n",
@@ -968,7 +980,7 @@ static int tx_conclude(struct xk_tx *tx, int why, u32 timeout_ms, char *error)
 	} else if (state == XK_TR_PENDING && !tx->no_rollback && !tx_missed(tx)) {
 		tx->rolled_back = true;
 		for (int i = 0; i < tx->nr; i++)
-			WRITE_ONCE(tx->c[i]->value, tx->old[i]);
+			set_value(tx->c[i], tx->old[i]);
 		atomic_set(&tx->state, XK_TR_REVERTING);
 		xk_tx_end_if_left(tx);	/* none took the new values: over */
 	}

@@ -28,6 +28,8 @@ enum xk_span_class {
 	XK_SPAN_FLAGS,		/* a compare: the flags hold the outcome */
 	XK_SPAN_MEMORY,		/* a store put the derived value in memory */
 	XK_SPAN_DUAL,		/* two locations (register and flags) */
+	XK_SPAN_DATA,		/* a variable it initialises (XK_EMULATE_DATA):
+				 * no code, a field written at each switch */
 };
 
 /* escapes of derived data out of the safe span: XK_ESCAPE_* (xk_rules.h);
@@ -55,6 +57,14 @@ struct xk_scope_replay {
 		int width;
 	} mem_in[XK_MAX_MEM_INPUTS];
 };
+
+/*
+ * The reason of a refused use that is a static object sized by the
+ * constant (lib/analysis/datadiff.c): the object keeps its compiled size,
+ * so the runtime refuses values above the compiled-in one even with
+ * --partial, and loads with that as the upper bound.
+ */
+#define XK_WHY_SIZED "data: the size of "
 
 struct xk_scope_span {
 	char object[128];	/* e.g. block/blk-mq.o */
@@ -122,7 +132,7 @@ struct xk_scope_span {
 	 * at fetch); 0: unknown (a module's). Only a name that is not unique
 	 * makes xk load read /proc/kallsyms for every copy's address. */
 	int copies;
-	char why[512];		/* unsupported: the reason */
+	char why[512];		/* unsupported: the reason (XK_WHY_*) */
 };
 
 struct xk_scope {

@@ -21,8 +21,10 @@ static int load_sections(struct xk_obj *o)
 	o->secs = calloc(o->nr_secs, sizeof(*o->secs));
 	if (!o->secs)
 		return xk_err(-ENOMEM, "%s: out of memory", __func__);
-	for (size_t i = 0; i < o->nr_secs; i++)
+	for (size_t i = 0; i < o->nr_secs; i++) {
 		o->secs[i].name = "";
+		o->secs[i].obj = o;
+	}
 	while ((scn = elf_nextscn(o->elf, scn))) {
 		size_t i = elf_ndxscn(scn);
 		struct xk_sec *s = &o->secs[i];
@@ -100,6 +102,10 @@ static int load_relocations(struct xk_obj *o)
 			};
 		}
 		target->nr_relas = n;
+		target->relas_sorted = true;
+		for (size_t j = 1; j < n; j++)
+			if (target->relas[j - 1].offset > target->relas[j].offset)
+				target->relas_sorted = false;
 	}
 	return 0;
 }

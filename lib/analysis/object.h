@@ -21,6 +21,8 @@
 
 /* ---- object model (elf.c), after kpatch's create-diff-object ---- */
 
+struct xk_obj;
+
 struct xk_rela {
 	uint64_t offset;	/* in its section */
 	uint32_t type;
@@ -29,12 +31,14 @@ struct xk_rela {
 };
 
 struct xk_sec {
+	const struct xk_obj *obj;	/* the object it is a section of */
 	char *name;
 	size_t index;
 	GElf_Shdr sh;
 	const uint8_t *data;	/* NULL for NOBITS */
 	struct xk_rela *relas;	/* relocations that apply to this section */
 	size_t nr_relas;
+	bool relas_sorted;	/* ... in offset order (as assemblers emit) */
 	struct xk_sec *twin;	/* the same section in the other object */
 };
 

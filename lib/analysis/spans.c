@@ -162,7 +162,7 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 	*first_other = -1;
 	for (size_t i = 0; i < c->base.nr; i++) {
 		int64_t vb, vv;
-		bool matched = true, moved = false;
+		bool matched = true, moved = false, relocated = false;
 		/* by shape: an immediate that moves in any build of the
 		 * baseline's shape (the others give no point) */
 		int nr_v = c->in->by_shape ? GEN_NR_VARIANTS : GEN_FIT_VARIANTS;
@@ -176,14 +176,26 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 				matched = false;
 				continue;
 			}
-			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm))
+			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm)) {
+				char why[200];
+
+				/* the same text, another address: a change no
+				 * immediate carries */
+				if ((c->base.insn[i].has_reloc ||
+				     c->var[v].insn[j].has_reloc) &&
+				    !gen_same_relocs(c->fb, &c->base.insn[i],
+						     c->var[v].sym,
+						     &c->var[v].insn[j], why,
+						     sizeof(why)))
+					relocated = true;
 				continue;
+			}
 			if (insn_value(&c->base.insn[i], &vb) &&
 			    insn_value(&c->var[v].insn[j], &vv) && vb != vv)
 				moved = true;
 		}
-		c->seed[i] = matched && moved;
-		c->other[i] = !c->seed[i] && (!matched || moved);
+		c->seed[i] = matched && moved && !relocated;
+		c->other[i] = !c->seed[i] && (!matched || moved || relocated);
 		if (c->other[i]) {
 			*other_diff = true;
 			if (*first_other < 0)
@@ -666,6 +678,11 @@ static const char *same_shape_in(const struct func_ctx *c, int v,
 				 c->base.insn[i].text);
 			return buf;
 		}
+		/* an immediate is a parameter; an address, never */
+		if ((c->base.insn[i].has_reloc || vc->insn[j].has_reloc) &&
+		    !gen_same_relocs(c->fb, &c->base.insn[i], vc->sym,
+				     &vc->insn[j], buf, size))
+			return buf;
 		/* an immediate that moves outside every span: unmodelled (a
 		 * call's target is no immediate: other functions move) */
 		if (strcmp(c->base.insn[i].norm, vc->insn[j].norm) &&
@@ -1817,6 +1834,9 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 		for (size_t i = 0; i < var[v].nr_syms; i++)
 			var[v].syms[i].twin = NULL;
 	}
+	/* the uses no instruction byte shows: data, addresses */
+	if (!in->by_shape)
+		err = gen_data_uses(in, &base, var, t);
 	for (size_t i = 0; i < base.nr_syms && !err; i++) {
 		struct xk_sym *f = &base.syms[i];
 		bool same = true;

@@ -62,6 +62,19 @@ int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t
 /* Appends the spans found in one object to the table. */
 int gen_object(const struct gen_input *in, struct xk_scope *t);
 /*
+ * The uses no instruction byte shows (datadiff.c): a data object whose size
+ * or bytes, or a function or object whose relocations, differ in a build
+ * of in (var: its GEN_NR_VARIANTS objects, functions correlated) become
+ * refused spans of t, each naming what differs.
+ */
+int gen_data_uses(const struct gen_input *in, const struct xk_obj *base,
+		  const struct xk_obj *var, struct xk_scope *t);
+/* Whether instructions a of fa and b of fb (the same text) relocate the
+ * same fields to the same places; else why (datadiff.c). */
+bool gen_same_relocs(const struct xk_sym *fa, const struct xk_insn *a,
+		     const struct xk_sym *fb, const struct xk_insn *b,
+		     char *why, size_t size);
+/*
  * The parameters of the table's per-value spans in this object at
  * in->variant[0].value, from the build in->variant[0].path: rows[i] for
  * span i. -ENOTSUP naming the span when that build cannot give them.

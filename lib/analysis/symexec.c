@@ -646,6 +646,36 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		return write_reg(s, w == 64 ? X86_REG_RAX : X86_REG_EAX, q) ?:
 		       write_reg(s, w == 64 ? X86_REG_RDX : X86_REG_EDX, rem);
 	}
+	case X86_INS_PUSH:
+	case X86_INS_POP: {
+		/*
+		 * A callee-saved register saved or restored in a prologue or
+		 * epilogue the compiler scheduled into the span. The slot is
+		 * below the stack pointer, where no object lives (the kernel
+		 * has no red zone), so no memory input can alias it; a later
+		 * rsp-based read is unknown (rsp written). A pushed value
+		 * derived from the constant would be a store the runtime
+		 * cannot place: refused. The emulated form refuses any span
+		 * that moves rsp.
+		 */
+		int rw;
+		struct sx *sp = read_reg(s, X86_REG_RSP, &rw);
+
+		if (x->op_count != 1 || o0->type != X86_OP_REG || o0->size != 8)
+			return unsupported(s, in, "operand");
+		if (in->id == X86_INS_PUSH) {
+			a = read_reg(s, o0->reg, &rw);
+			if (!a || sx_uses_params(a))
+				return unsupported(s, in, "a push of a value derived from the constant");
+			return write_reg(s, X86_REG_RSP,
+					 node(s, SX_SUB, 64, sp, cnst(s, 64, 8)));
+		}
+		if (xk_gpr(o0->reg, NULL, NULL) == XK_RSP)
+			return unsupported(s, in, "operand");
+		return write_reg(s, o0->reg, node(s, SX_UNKNOWN, 64, NULL, NULL)) ?:
+		       write_reg(s, X86_REG_RSP,
+				 node(s, SX_ADD, 64, sp, cnst(s, 64, 8)));
+	}
 	case X86_INS_INC:
 	case X86_INS_DEC:
 		a = read_op(s, in, o0, false);

@@ -56,7 +56,11 @@ static int add_candidates(struct xk_ioc_span *spans, int n)
 		return err;
 	for (int i = 0; i < n && !err; i++) {
 		const struct xk_ksym *first;
-		size_t nr = xk_kallsyms_lookup(&ks, spans[i].func, &first);
+		size_t nr;
+
+		if (spans[i].emulate == XK_EMULATE_DATA)
+			continue;	/* add_addresses */
+		nr = xk_kallsyms_lookup(&ks, spans[i].func, &first);
 
 		if (nr > XK_MAX_CANDS) {
 			err = xk_err(-E2BIG, "%s: the kernel has %zu functions of this "
@@ -74,12 +78,85 @@ static int add_candidates(struct xk_ioc_span *spans, int n)
 }
 
 /*
+ * The addresses of a variable's object (xk_ioc_span.emulate ==
+ * XK_EMULATE_DATA: "name", or "module:name" for a module's), for the
+ * module to check: every data symbol of that name in vmlinux or that
+ * module. None is an error naming the cause (a module not loaded).
+ */
+static int add_variable_addresses(const struct xk_kallsyms *ks,
+				  struct xk_ioc_span *d)
+{
+	const char *colon = strchr(d->func, ':');
+	const char *name = colon ? colon + 1 : d->func;
+	size_t mod_len = colon ? (size_t)(colon - d->func) : 0;
+	const struct xk_ksym *first;
+	size_t nr = xk_kallsyms_lookup(ks, name, &first);
+
+	d->nr_cands = 0;
+	for (size_t k = 0; k < nr; k++) {
+		const struct xk_ksym *y = &first[k];
+		/* a bare name: vmlinux's, or an out-of-tree module's */
+		bool same_mod = !colon || (y->module && strlen(y->module) == mod_len &&
+					   !strncmp(y->module, d->func, mod_len));
+
+		if (!same_mod || y->type == 't' || y->type == 'T')
+			continue;
+		if (d->nr_cands == XK_MAX_CANDS)
+			return xk_err(-E2BIG, "%s: the kernel has more than %d "
+					      "variables of this name", d->func,
+				      XK_MAX_CANDS);
+		d->cands[d->nr_cands++] = y->addr;
+	}
+	if (!d->nr_cands && colon)
+		return xk_err(-ENOENT, "%s: no such variable: is module %.*s "
+				       "loaded?", d->func, (int)mod_len, d->func);
+	if (!d->nr_cands)
+		return xk_err(-ENOENT, "%s: no such variable in /proc/kallsyms",
+			      d->func);
+	return 0;
+}
+
+static int add_addresses(struct xk_ioc_span *spans, int n)
+{
+	struct xk_kallsyms ks;
+	int err = xk_kallsyms_read("/proc/kallsyms", false, &ks);
+
+	if (err)
+		return err;
+	for (int i = 0; i < n && !err; i++)
+		if (spans[i].emulate == XK_EMULATE_DATA)
+			err = add_variable_addresses(&ks, &spans[i]);
+	xk_kallsyms_free(&ks);
+	return err;
+}
+
+/* Whether span s is loaded as a span of code: the module keeps variables
+ * apart, after the code's spans, whose indices replays and points use. */
+static bool loaded_as_code(const struct xk_scope_span *s)
+{
+	return s->cls != XK_SPAN_UNSUPPORTED && s->emulate != XK_EMULATE_DATA;
+}
+
+/*
  * Never half-applied: a table with a refused use would run some uses with
  * the new value and the others with the compiled-in one, a kernel built
  * with neither. Refused, naming the uses, unless the caller accepts it.
  */
-static int check_complete(const struct xk_scope *t, bool partial)
+/* A refused use of t that is a static object sized by the constant (its
+ * compiled size stays, so larger values would run past it), or NULL. */
+static const struct xk_scope_span *sized_by(const struct xk_scope *t)
 {
+	for (int i = 0; i < t->nr_spans; i++)
+		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
+		    !strncmp(t->spans[i].why, XK_WHY_SIZED, strlen(XK_WHY_SIZED)))
+			return &t->spans[i];
+	return NULL;
+}
+
+static int check_complete(const struct xk_scope *t, int64_t value, bool partial)
+{
+	const struct xk_scope_span *sized = sized_by(t);
+
 	char list[512] = "";
 	int nr = 0;
 
@@ -93,6 +170,14 @@ static int check_complete(const struct xk_scope *t, bool partial)
 				 "%s%s+%#llx (%.100s)", nr > 1 ? "; " : "", s->func,
 				 (unsigned long long)s->start, s->why);
 	}
+	/* a static object sized by the constant keeps its compiled size
+	 * whatever is accepted: the code must not run past it */
+	if (sized && value > t->def)
+		return xk_err(-ERANGE, "%s: value %lld is above the compiled-in "
+			      "%lld, but %s keeps its compiled size (%.120s): "
+			      "values up to %lld only, --partial or not",
+			      t->constant, (long long)value, (long long)t->def,
+			      sized->func, sized->why, (long long)t->def);
 	if (!nr || partial)
 		return 0;
 	return xk_err(-ENOTSUP, "%s: %d of %d uses cannot be retuned: %s%s; "
@@ -128,7 +213,7 @@ static int send_replays(int fd, const struct xk_scope *t, long long value)
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *s = &t->spans[i];
 
-		if (s->cls == XK_SPAN_UNSUPPORTED)
+		if (!loaded_as_code(s))
 			continue;
 		for (int j = 0; j < s->nr_replays && !err; j++) {
 			if (value != LLONG_MIN && s->replays[j].n != value)
@@ -164,14 +249,18 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]",
 			      t->constant, value, (long long)t->min,
 			      (long long)t->max);
-	err = check_complete(t, OPTS_GET(opts, partial, false));
+	err = check_complete(t, value, OPTS_GET(opts, partial, false));
 	if (err)
 		return err;
 	spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*spans));
 	if (!spans)
 		return xk_err(-ENOMEM, "%s: out of memory", t->constant);
+	/* the code's spans first, then the variables (loaded_as_code) */
 	for (int i = 0; i < t->nr_spans; i++)
-		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED)
+		if (loaded_as_code(&t->spans[i]))
+			xk_scope_span_to_ioc(&t->spans[i], &spans[n++]);
+	for (int i = 0; i < t->nr_spans; i++)
+		if (t->spans[i].cls == XK_SPAN_DATA)
 			xk_scope_span_to_ioc(&t->spans[i], &spans[n++]);
 	if (!n) {
 		free(spans);
@@ -186,8 +275,15 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	/* every copy's address only when a name may repeat: reading
 	 * /proc/kallsyms costs more than the rest of a load */
 	for (int i = 0; i < t->nr_spans; i++) {
-		if (t->spans[i].cls != XK_SPAN_UNSUPPORTED && t->spans[i].copies != 1) {
+		if (loaded_as_code(&t->spans[i]) && t->spans[i].copies != 1) {
 			err = add_candidates(spans, n);
+			break;
+		}
+	}
+	/* a variable's address always (kprobes resolves no data) */
+	for (int i = 0; i < n && !err; i++) {
+		if (spans[i].emulate == XK_EMULATE_DATA) {
+			err = add_addresses(spans, n);
 			break;
 		}
 	}
@@ -199,7 +295,7 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	req.nr_spans = n;
 	req.def = t->def;
 	req.min = t->min;
-	req.max = t->max;
+	req.max = sized_by(t) && t->def < t->max ? t->def : t->max;
 	req.value = value;
 	req.mode = policy ? XK_MODE_IMMEDIATE : OPTS_GET(opts, mode, XK_MODE_IMMEDIATE);
 	req.timeout_ms = OPTS_GET(opts, timeout_ms, 0);
@@ -295,7 +391,7 @@ static int xk_rt_add_point_impl(int fd, const struct xk_scope *t, long long valu
 		const struct xk_scope_span *s = &t->spans[i];
 		bool found = xk_scope_span_has_value(s, value, t->def);
 
-		if (s->cls == XK_SPAN_UNSUPPORTED)
+		if (!loaded_as_code(s))
 			continue;
 		for (int j = 0; j < s->nr_points; j++)
 			if (s->points[j].n == value)

@@ -17,12 +17,12 @@
 static const char *const class_names[] = {
 	[XK_SPAN_UNSUPPORTED] = "unsupported", [XK_SPAN_REGISTER] = "register",
 	[XK_SPAN_FLAGS] = "flags", [XK_SPAN_MEMORY] = "memory",
-	[XK_SPAN_DUAL] = "dual",
+	[XK_SPAN_DUAL] = "dual", [XK_SPAN_DATA] = "data",
 };
 
 const char *xk_span_class_name(enum xk_span_class c)
 {
-	return c <= XK_SPAN_DUAL ? class_names[c] : "?";
+	return c <= XK_SPAN_DATA ? class_names[c] : "?";
 }
 
 int xk_scope_nr_supported(const struct xk_scope *t)
@@ -140,6 +140,8 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 		fprintf(f, "post %u\n", s->post_len);
 	if (s->emulate == XK_EMULATE_REPLAY)
 		fputs("emulate replay\n", f);
+	else if (s->emulate == XK_EMULATE_DATA)
+		fputs("emulate data\n", f);
 	else if (s->emulate)
 		fputs("emulate\n", f);
 	for (int k = 0; k < s->nr_params; k++)
@@ -482,9 +484,9 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 	err = expect_key(r, "class", &v);
 	if (err)
 		return err;
-	for (c = 0; c <= XK_SPAN_DUAL && strcmp(v, class_names[c]); c++)
+	for (c = 0; c <= XK_SPAN_DATA && strcmp(v, class_names[c]); c++)
 		;
-	if (c > XK_SPAN_DUAL)
+	if (c > XK_SPAN_DATA)
 		return bad(r, "unknown class");
 	s->cls = c;
 	err = expect_key(r, "start", &v);
@@ -502,7 +504,9 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 	err = expect_key(r, "probe", &v);
 	if (err)
 		return err;
-	if (sscanf(v, "%llx", &x) != 1 || x <= s->start || x >= s->func_size)
+	/* a variable's field may end where the variable does */
+	if (sscanf(v, "%llx", &x) != 1 || x <= s->start ||
+	    x > s->func_size - (s->cls != XK_SPAN_DATA))
 		return bad(r, "probe offset (after start, inside the function)");
 	s->probe = x;
 	err = expect_key(r, "expect", &v);
@@ -529,7 +533,9 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 		}
 		p += 2;
 	}
-	if (s->expect_len <= s->probe - s->start)
+	/* a variable's bytes are its field, [start, probe) */
+	if (s->cls == XK_SPAN_DATA ? s->expect_len != s->probe - s->start :
+				     s->expect_len <= s->probe - s->start)
 		return bad(r, "expected bytes must cover the probe point");
 	err = expect_key(r, "optimizable", &v);
 	if (err)
@@ -594,6 +600,8 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->emulate = XK_EMULATE_SPAN;
 		} else if (!strcmp(r->cur, "emulate replay")) {
 			s->emulate = XK_EMULATE_REPLAY;
+		} else if (!strcmp(r->cur, "emulate data")) {
+			s->emulate = XK_EMULATE_DATA;
 		} else if (!strncmp(r->cur, "replay ", 7)) {
 			struct xk_scope_replay rp = { .nr_locs = 0 };
 			long long value;
@@ -743,7 +751,10 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			return bad(r, "unknown key in span");
 		}
 	}
-	if (!s->nr_locs && s->emulate != XK_EMULATE_REPLAY)
+	if ((s->emulate == XK_EMULATE_DATA) != (s->cls == XK_SPAN_DATA))
+		return bad(r, "class data and emulate data go together");
+	if (!s->nr_locs && s->emulate != XK_EMULATE_REPLAY &&
+	    s->emulate != XK_EMULATE_DATA)
 		return bad(r, "a supported span needs a loc");
 	if (s->emulate == XK_EMULATE_REPLAY && !s->nr_replays)
 		return bad(r, "a replayed span needs a replay");

@@ -295,6 +295,62 @@ static void base_request(struct load_buf *b, const struct table *t)
 }
 
 /*
+ * A symbol's address in /proc/kallsyms (of module mod, or vmlinux's when
+ * NULL) and its size there (to the next symbol's address); 0 if none.
+ */
+static unsigned long long ksym(const char *name, const char *mod,
+			       unsigned long long *size)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long long a, found = 0, next = ~0ULL;
+	char line[512], type, sym[256], m[64];
+
+	if (!f)
+		return 0;
+	/* first the symbol, then the nearest address above it */
+	for (int pass = 0; pass < 2; pass++) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			int n = sscanf(line, "%llx %c %255s [%63[^]]]", &a, &type, sym, m);
+
+			if (n < 3)
+				continue;
+			if (!pass && !found && !strcmp(sym, name) &&
+			    (mod ? n == 4 && !strcmp(m, mod) : n == 3))
+				found = a;
+			if (pass && found && a > found && a < next)
+				next = a;
+		}
+		if (!found)
+			break;
+	}
+	fclose(f);
+	*size = found && next != ~0ULL ? next - found : 0;
+	return found;
+}
+
+/* Span s made a variable's (XK_EMULATE_DATA): a 4-byte field at start of
+ * the size-byte object name at addr (0: no address), expecting bytes. */
+static void make_variable(struct xk_ioc_span *s, const char *name,
+			  unsigned long long size, unsigned long long addr,
+			  const char *bytes)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->func, sizeof(s->func), "%s", name);
+	s->func_size = size ? size : 8;
+	s->probe = 4;
+	s->expect_len = 4;
+	memcpy(s->expect, bytes, 4);
+	memset(s->expect_mask, 0xff, 4);
+	s->emulate = XK_EMULATE_DATA;
+	s->nr_imms = 1;
+	s->imms[0] = (struct xk_ioc_imm){ .insn = 0, .field = 0, .insn_len = 4,
+					  .size = 4, .width = 32, .a = 1, .b = 0 };
+	s->nr_cands = addr ? 1 : 0;
+	s->cands[0] = addr;
+}
+
+/*
  * Each case breaks one rule of a valid table and names the errno and the
  * words the refusal must carry. Prints "ok CASE" or "FAIL CASE ..." and
  * returns the number of failures. Span 1 of BLK_MAX_REQUEST_COUNT:
@@ -463,8 +519,8 @@ static int run_cases(int fd, const struct table *t)
 			want = "a settled instruction's opcode carries no immediate";
 			break;
 		case 24:
-			name = "an emulated form other than 0, 1 or 2";
-			s->emulate = 3;
+			name = "an emulated form other than 0 to 3";
+			s->emulate = 4;
 			want = "malformed emulated form";
 			break;
 		case 25:
@@ -507,6 +563,90 @@ static int run_cases(int fd, const struct table *t)
 			s->points[0].n = b.req.def;
 			s->points[1].n = b.req.max + 1;
 			want = "a point lies outside the bounds";
+			break;
+		/* variables (XK_EMULATE_DATA): what a table may write there */
+		case 31:
+			name = "a variable's field of 3 bytes";
+			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			s->imms[0].size = s->imms[0].insn_len = 3;
+			s->imms[0].width = 24;
+			want = "not of 1, 2, 4 or 8 bytes";
+			break;
+		case 32:
+			name = "an unaligned variable field";
+			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			s->start = s->imms[0].insn = s->imms[0].field = 2;
+			s->probe = 6;
+			want = "unaligned, outside it or malformed";
+			break;
+		case 33:
+			name = "a variable's span with a location";
+			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			s->nr_locs = 1;
+			want = "has locations, exits, ranges, inputs or points";
+			break;
+		case 34:
+			name = "a variable's field that does not depend on the value";
+			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			s->imms[0].a = 0;
+			want = "does not depend on the value";
+			break;
+		case 35:
+			name = "a variable without an address";
+			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			want_errno = ENOENT;
+			want = "not found in kallsyms";
+			break;
+		case 36: {
+			unsigned long long sz, a = ksym("vfs_read", NULL, &sz);
+
+			name = "a variable in the kernel's text";
+			make_variable(s, "vfs_read", sz, a, "\xf3\x0f\x1e\xfa");
+			want_errno = EPERM;
+			want = "is not in writable data";
+			break;
+		}
+		case 37: {
+			unsigned long long sz, a = ksym("linux_banner", NULL, &sz);
+
+			name = "a variable in read-only data";
+			make_variable(s, "linux_banner", sz, a, "Linu");
+			want_errno = EPERM;
+			want = "is not in writable data";
+			break;
+		}
+		case 38: {
+			unsigned long long sz, a = ksym("xk_consts", "xkernel", &sz);
+
+			name = "xkernel's own variable";
+			make_variable(s, "xkernel:xk_consts", sz, a, "\0\0\0\0");
+			want_errno = EPERM;
+			want = "is xkernel's own";
+			break;
+		}
+		case 39: {
+			unsigned long long sz, a = ksym("modprobe_path", NULL, &sz);
+
+			name = "a variable that does not hold the expected bytes";
+			make_variable(s, "modprobe_path", sz, a, "XXXX");
+			want_errno = ESTALE;
+			want = "not the compiled-in";
+			break;
+		}
+		case 40: {
+			unsigned long long sz, a = ksym("modprobe_path", NULL, &sz);
+
+			name = "a variable's address inside it";
+			make_variable(s, "modprobe_path", sz, a + 8, "/sbi");
+			want_errno = ESTALE;
+			want = "resolves to modprobe_path+0x8";
+			break;
+		}
+		case 41:
+			name = "a span of code after a variable";
+			b.spans[0] = b.spans[1];
+			make_variable(&b.spans[0], "modprobe_path", 256, 0, "/sbi");
+			want = "code after a variable";
 			break;
 		default:
 			return failed;

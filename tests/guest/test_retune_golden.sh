@@ -49,4 +49,77 @@ expect_field 5 lt 1
 expect_field 5 fold $((5 + 12 * 4 + 3))
 expect_field 5 rmw 30
 [ "$(probes_left)" = 0 ] || fail "probes left after unload"
-log "nine constants of the golden module retuned and restored"
+
+# Uses no instruction shows are refused by name: golden_table[G_ADDR] (a
+# relocation's addend), golden_budget = G_BUDGET (a variable the code
+# counts down: state). G_SIZE sizes golden_sized[] (zeros: size = G_SIZE *
+# x) and bounds its loop: the loop retunes with --partial, but only down to
+# values the array holds.
+out=$($XK set G_ADDR=6 2>&1) && fail "G_ADDR set: an address's use was ignored"
+echo "$out" | grep -q "refers to golden_table" || fail "G_ADDR refusal: $out"
+out=$($XK set G_BUDGET=7 2>&1) && fail "G_BUDGET set: a variable the code changes was written"
+echo "$out" | grep -q "golden_budget+0x0 is initialised by the constant, but golden_spend" ||
+	fail "G_BUDGET refusal: $out"
+
+# golden_initial_limit = G_INIT, a module parameter: the variable itself is
+# written (init = x > limit), and back at unload
+PARAM=/sys/module/xk_golden/parameters/golden_initial_limit
+expect_eq "G_INIT compiled-in" "$(cat $PARAM)" 300
+expect_field 25 init 0
+expect_field 1000 init 1
+$XK set G_INIT=20 || fail "set G_INIT (a variable)"
+expect_eq "G_INIT=20" "$(cat $PARAM)" 20
+expect_field 25 init 1
+$XK status | grep -q "golden_initial_limit+0: 1 writes, none (a variable)" ||
+	fail "status of a variable: $($XK status)"
+$XK set G_INIT=1000 || fail "set G_INIT=1000"
+expect_eq "G_INIT=1000" "$(cat $PARAM)" 1000
+expect_field 25 init 0
+expect_field 1000 init 0
+$XK unload G_INIT || fail "unload G_INIT"
+expect_eq "G_INIT unloaded" "$(cat $PARAM)" 300
+expect_field 1000 init 1
+# changed through its own interface: a load refuses it, nothing is loaded
+echo 400 > $PARAM
+out=$($XK set G_INIT=50 2>&1) && fail "G_INIT set over a value the admin chose"
+echo "$out" | grep -q "holds 400, not the compiled-in 300" || fail "G_INIT refusal: $out"
+expect_eq "G_INIT kept" "$(cat $PARAM)" 400
+# ... and a value set there while loaded stays, at a change and at unload
+echo 300 > $PARAM
+$XK set G_INIT=50 || fail "set G_INIT=50"
+echo 333 > $PARAM
+$XK set G_INIT=60 || fail "set G_INIT=60"
+expect_eq "G_INIT left as the admin set it" "$(cat $PARAM)" 333
+dmesg | grep -q "golden_initial_limit+0x0 was changed since xkernel wrote it" ||
+	fail "no log of a variable left as it was"
+$XK unload G_INIT || fail "unload G_INIT"
+expect_eq "G_INIT left at unload" "$(cat $PARAM)" 333
+echo 300 > $PARAM
+expect_field 5 size 40
+out=$($XK set G_SIZE=4 2>&1) && fail "G_SIZE set without --partial"
+echo "$out" | grep -q "golden_sized" || fail "G_SIZE refusal: $out"
+out=$($XK set --partial G_SIZE=9 2>&1) && fail "G_SIZE set past its array"
+echo "$out" | grep -q "value 9 is above the compiled-in 8, but golden_sized keeps its compiled size" ||
+	fail "G_SIZE=9: $out"
+[ "$(probes_left)" = 0 ] || fail "a refused set left probes"
+$XK set --partial G_SIZE=4 || fail "set --partial G_SIZE=4"
+expect_field 5 size 20
+# loaded, a larger value is out of the bounds the load gave the module
+out=$($XK set --partial G_SIZE=12 2>&1) && fail "G_SIZE=12 set while loaded"
+echo "$out" | grep -q "bounds \[1, 8\]" || fail "G_SIZE=12 while loaded: $out"
+expect_field 5 size 20
+$XK unload G_SIZE || fail "unload G_SIZE"
+expect_field 5 size 40
+[ "$(probes_left)" = 0 ] || fail "probes left after unload"
+
+# the module goes with its variable retuned: never written again, and the
+# constant unloads without touching the freed memory
+$XK set G_INIT=20 || fail "set G_INIT=20 before rmmod"
+rmmod xk_golden || fail "rmmod xk_golden with G_INIT loaded"
+dmesg | grep -q "G_INIT: variable golden_initial_limit gone with module xk_golden" ||
+	fail "the variable was not marked gone"
+$XK status | grep -q "golden_initial_limit+0: 1 writes, gone" || fail "status: $($XK status)"
+$XK unload G_INIT || fail "unload G_INIT after its module went"
+insmod "$GOLDEN_KO" || fail "insmod xk_golden again"
+expect_eq "G_INIT compiled-in again" "$(cat $PARAM)" 300
+log "ten constants of the golden module retuned and restored (a variable among them); state and address uses refused"

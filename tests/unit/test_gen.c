@@ -130,6 +130,81 @@ static int G_STACK_spans(void)
 	return 0;
 }
 /*
+ * Uses no instruction byte shows (lib/analysis/datadiff.c). golden_table[N]
+ * is `mov golden_table+4N(%rip)`: the same bytes at every value, only the
+ * relocation's addend moves (in golden_addr, and in golden_addr_sum next
+ * to a compare with N that is a span). golden_initial_limit = N is data, no code.
+ * Either way the use would keep the compiled value: refused, named.
+ */
+static int G_ADDR_spans(void)
+{
+	struct xk_scope t;
+	int addr = 0, sum = 0;
+
+	CHECK(gen(GOLDEN, "G_ADDR", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *sp = &t.spans[i];
+		bool named = sp->cls == XK_SPAN_UNSUPPORTED &&
+			     strstr(sp->why, "refers to golden_table+20, to ");
+
+		/* the same bytes at every value: the data pass */
+		addr += !strcmp(sp->func, "golden_addr") && named;
+		/* a function whose compare moves too (x > N, a span): the
+		 * diff's aligned load, its addend moved */
+		sum += !strcmp(sp->func, "golden_addr_sum") && named;
+	}
+	xk_scope_free(&t);
+	CHECK(addr == 1 && sum == 1);
+	return 0;
+}
+/* a module parameter's initial value: the variable is written (class
+ * data, its field the whole int, field = N) */
+static int G_INIT_spans(void)
+{
+	struct xk_scope t;
+	const struct xk_scope_span *sp;
+
+	CHECK(gen(GOLDEN, "G_INIT", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	sp = &t.spans[0];
+	CHECK(!strcmp(sp->func, "golden_initial_limit") && sp->cls == XK_SPAN_DATA);
+	CHECK(sp->emulate == XK_EMULATE_DATA && sp->start == 0 && sp->probe == 4);
+	CHECK(sp->fit[0][0] == 1 && sp->fit[0][1] == 0 && sp->nr_imms == 1);
+	/* the compiled-in bytes: 300 */
+	CHECK(sp->expect[0] == 0x2c && sp->expect[1] == 0x01 && !sp->expect[2]);
+	xk_scope_free(&t);
+	return 0;
+}
+/* a variable the code counts down is state, not a setting */
+EXPECT(GOLDEN, G_BUDGET, { "golden_budget", XK_SPAN_UNSUPPORTED, 0, 0,
+			   "golden_budget+0x0 is initialised by the constant, but "
+			   "golden_spend+0x" })
+/* golden_sized[N] and its loop's bound: the loop is a span, the array a
+ * refused use that also caps the values at the compiled-in one */
+static int G_SIZE_spans(void)
+{
+	struct xk_scope t;
+	int loop = 0, sized = 0;
+
+	CHECK(gen(GOLDEN, "G_SIZE", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *sp = &t.spans[i];
+
+		if (!strcmp(sp->func, "golden_size") && sp->cls == XK_SPAN_FLAGS)
+			loop++;
+		if (!strcmp(sp->func, "golden_sized") &&
+		    sp->cls == XK_SPAN_UNSUPPORTED &&
+		    !strncmp(sp->why, XK_WHY_SIZED "golden_sized depends on the "
+			     "constant (32 bytes; 36 with N=9)",
+			     strlen(XK_WHY_SIZED "golden_sized depends on the "
+				    "constant (32 bytes; 36 with N=9)")))
+			sized++;
+	}
+	xk_scope_free(&t);
+	CHECK(loop == 1 && sized == 1);
+	return 0;
+}
+/*
  * x / 7: a multiply by 0x92492493 and `sar $2`. The fit builds (8: a
  * shift, no multiply; 9: another multiplier) change code outside any span,
  * but the builds with 14, 28 and 56 share the multiplier and move only the
@@ -260,6 +335,34 @@ EXPECT(STOCK, TCP_BACKLOG_SLACK, { "tcp_add_backlog", XK_SPAN_REGISTER, 1, 0, NU
  * memory is an input of the program, read at the probe point, and the
  * flags follow it: below, at and above the compiled-in threshold.
  */
+/*
+ * find_lock_lowest_rq sets its retry count among the prologue's pushes:
+ * `push %r13; mov $3,%r13d; push %r12; ...`. The span runs across push
+ * instructions (rsp moves, a slot below it is written, no object there).
+ */
+static int rt_tries_span_crosses_pushes(void)
+{
+	struct xk_scope t;
+	int ok = 0;
+
+	CHECK(gen(STOCK, "RT_MAX_TRIES", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *sp = &t.spans[i];
+
+		if (sp->cls == XK_SPAN_UNSUPPORTED ||
+		    strcmp(sp->func, "find_lock_lowest_rq"))
+			continue;
+		/* 41 54: push %r12, between the seed and the probe point */
+		for (uint32_t k = 0; k + 1 < sp->expect_len &&
+				     k + 1 < sp->probe - sp->start; k++)
+			ok |= sp->expect[k] == 0x41 && sp->expect[k + 1] == 0x54;
+	}
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
+	xk_scope_free(&t);
+	CHECK(ok);
+	return 0;
+}
+
 static int plug_flush_reads_memory(void)
 {
 	struct xk_scope t;
@@ -669,8 +772,9 @@ static int uncatalogued_macro_is_located(void)
 
 /*
  * Macros that the catalog does not name, by name alone (xk gen NAME): the
- * definition found in the tree, the objects from the objects built, every
- * span supported.
+ * definition found in the tree, the objects from the objects built, the
+ * code's spans supported; each also bounds a sysctl (tcp_syn_retries_max
+ * and the like: data), a use refused with its reason.
  */
 static int three_uncatalogued_macros_are_analysed(void)
 {
@@ -683,8 +787,10 @@ static int three_uncatalogued_macros_are_analysed(void)
 
 		CHECK(xk_catalog_find(STOCK, names[i], &c) == -ENOENT);
 		CHECK(gen(STOCK, names[i], &t) == 0);
-		CHECK(t.nr_spans >= 1);
-		CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
+		CHECK(xk_scope_nr_supported(&t) >= 1);
+		for (int k = 0; k < t.nr_spans; k++)
+			CHECK(t.spans[k].cls != XK_SPAN_UNSUPPORTED ||
+			      !strncmp(t.spans[k].why, "data: ", 6));
 		CHECK(!strcmp(t.kind, "macro") && !strncmp(t.source, "include/net/tcp.h", 17));
 		xk_scope_free(&t);
 	}
@@ -710,6 +816,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
+		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
@@ -721,7 +828,7 @@ int main(void)
 		T(HYSTART_MIN_SAMPLES_spans), T(HYSTART_DELAY_MIN_spans),
 		T(HYSTART_DELAY_MAX_spans), T(TCP_BACKLOG_SLACK_spans),
 		T(blk_span_is_the_sbb_sequence), T(blk_immediates_are_located),
-		T(plug_flush_reads_memory), T(io_uring_clamp_is_probed_on_its_instruction),
+		T(plug_flush_reads_memory), T(rt_tries_span_crosses_pushes), T(io_uring_clamp_is_probed_on_its_instruction),
 		T(ewma_factor_is_per_value), T(kyber_percent_is_replayed),
 		T(bbr_margin_is_emulated),
 		T(rcvwin_slack_is_a_multiply),

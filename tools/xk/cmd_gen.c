@@ -199,6 +199,16 @@ static void print_span(const struct xk_build_result *b, int i,
 		printf("\n    why: %s\n", s->why);
 		return;
 	}
+	if (s->cls == XK_SPAN_DATA) {
+		printf(", %llu bytes of the %llu-byte variable\n"
+		       "    a variable it initialises: written as the build with "
+		       "the value holds it (no probe, no cost)\n"
+		       "    fit: field = %lld*N %+lld\n",
+		       (unsigned long long)(s->probe - s->start),
+		       (unsigned long long)s->func_size, (long long)s->fit[0][0],
+		       (long long)s->fit[0][1]);
+		return;
+	}
 	printf(", probe +0x%llx (%s)\n", (unsigned long long)s->probe,
 	       s->optimizable ? "jump-optimizable" : "int3");
 	if (s->post_len)

@@ -61,9 +61,11 @@ static void print_probes(const struct xk_ioc_status *st)
 	for (unsigned int s = 0; s < st->nr_spans && s < XK_MAX_SPANS; s++) {
 		const struct xk_ioc_span_status *p = &st->spans[s];
 		bool settled = p->settle == XK_SETTLE_DONE;
-		int opt = settled ? -1 : xk_rt_probe_optimized(p->addr);
+		bool var = p->variable;
+		int opt = settled || var ? -1 : xk_rt_probe_optimized(p->addr);
 		const char *state = settled ? "none (settled)" :
 				    p->settle == XK_SETTLE_GONE ? "gone" :
+				    var ? "none (a variable)" :
 				    opt == 1 ? "optimized" : opt == 0 ? "int3" : "?";
 
 		if (json_output) {
@@ -73,14 +75,17 @@ static void print_probes(const struct xk_ioc_status *st)
 			json_int(jw, "hits", p->hits);
 			json_str(jw, "probe", state);
 			json_bool(jw, "settled", settled);
+			json_bool(jw, "variable", var);
 			json_str(jw, "settle", xk_settle_state_name(p->settle));
 			json_end_object(jw);
 		} else {
 			printf("  %s+%#llx: %llu %s, %s", p->func,
 			       (unsigned long long)p->probe,
 			       (unsigned long long)p->hits,
-			       st->policy[0] ? "policy writes" : "rewrites", state);
-			if (p->settle > XK_SETTLE_DONE && p->settle != XK_SETTLE_GONE)
+			       var ? "writes" : st->policy[0] ? "policy writes" :
+			       "rewrites", state);
+			if (p->settle > XK_SETTLE_DONE && p->settle != XK_SETTLE_GONE &&
+			    !var)
 				printf(", not settled: %s",
 				       xk_settle_state_name(p->settle));
 			putchar('\n');

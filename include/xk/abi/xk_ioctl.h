@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 8
+#define XK_ABI_VERSION 9
 
 /* limits: xk_rules.h */
 
@@ -119,6 +119,13 @@ struct xk_ioc_span {
 	 * value with no replay is refused. Its safe span is the whole
 	 * function: the registers between two replayed spans are the
 	 * variant's, so a thread must run all of them with one value.
+	 * 3 (XK_EMULATE_DATA): no code but a variable the constant
+	 * initialises (xk_ioc_data_check): func names the data object,
+	 * func_size its size, [start, probe) the field, expect its
+	 * compiled-in bytes, imms[0] the field as a*N + b, cands the
+	 * object's addresses (kallsyms). No probe: when the value in force
+	 * changes, the module writes the field if it still holds what the
+	 * previous value put there (a compare-and-exchange).
 	 */
 	__u32 emulate;
 	__u32 pad7;
@@ -126,6 +133,7 @@ struct xk_ioc_span {
 
 #define XK_EMULATE_SPAN 1
 #define XK_EMULATE_REPLAY 2
+#define XK_EMULATE_DATA 3
 
 /*
  * XK_IOC_REPLAY: what a replayed span of a loaded constant leaves at one
@@ -274,6 +282,7 @@ enum xk_settle_state {
 	XK_SETTLE_TOO_WIDE,	/* the value needs a longer immediate */
 	XK_SETTLE_OWNED,	/* another kprobe or patch holds the bytes */
 	XK_SETTLE_GONE,		/* its module went away */
+	XK_SETTLE_VARIABLE,	/* a variable: written, no probe (hits: writes) */
 	XK_SETTLE_NR,
 };
 
@@ -283,7 +292,7 @@ static inline const char *xk_settle_state_name(__u32 st)
 		"probed", "settled", "no immediate carries the value",
 		"the value needs a longer immediate",
 		"another kprobe or patch holds the bytes",
-		"its module was unloaded",
+		"its module was unloaded", "a variable",
 	};
 
 	return st < XK_SETTLE_NR ? names[st] : "unknown";
@@ -295,7 +304,8 @@ struct xk_ioc_span_status {
 	__u64 addr;		/* where the probe is (kernel address) */
 	__u64 hits;		/* rewrites done */
 	__u32 settle;		/* enum xk_settle_state */
-	__u32 pad;
+	__u32 variable;		/* 1: a variable (XK_EMULATE_DATA): addr is
+				 * its field, probe its offset, hits writes */
 };
 
 /* What a policy chose in one context (the label it passed to xk_choose). */
@@ -340,6 +350,42 @@ struct xk_ioc_status {
 };
 
 /*
+ * A variable's span (XK_EMULATE_DATA): one aligned field of 1, 2, 4 or 8
+ * bytes inside the object, every byte compared, that depends on the value;
+ * its addresses within the limit (the module needs one at least, libxk
+ * fills them in at load); nothing of code (locations, exits, ranges, inputs,
+ * points, a post probe). NULL, or what breaks it.
+ */
+static inline const char *xk_ioc_data_check(const struct xk_ioc_span *d)
+{
+	const struct xk_ioc_imm *m = &d->imms[0];
+	__u32 size = m->size;
+
+	if (d->nr_locs || d->nr_exits || d->nr_ranges || d->nr_mem_in ||
+	    d->nr_points || d->post_len || d->escapes)
+		return "a variable's span has locations, exits, ranges, inputs or points";
+	if (d->func_size == 0 || d->func_size > XK_MAX_FUNC_SIZE)
+		return "the variable is empty or larger than the limit";
+	if (d->nr_imms != 1)
+		return "a variable's span has exactly one field";
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return "a variable's field is not of 1, 2, 4 or 8 bytes";
+	if (d->start % size || d->start > d->func_size - size ||
+	    d->probe != d->start + size || d->expect_len != size ||
+	    m->insn != d->start || m->field != d->start ||
+	    m->insn_len != size || m->width != size * 8)
+		return "a variable's field is unaligned, outside it or malformed";
+	for (__u32 i = 0; i < size; i++)
+		if (d->expect_mask[i] != 0xff)
+			return "a variable's field is not compared in full";
+	if (m->a == 0)
+		return "a variable's field does not depend on the value";
+	if (d->nr_cands > XK_MAX_CANDS)
+		return "more candidate addresses than the limit";
+	return 0;
+}
+
+/*
  * The shape of a span as xk_rules.h requires it, before anything touches
  * the kernel: NULL, or what breaks it. libxk checks every span it writes
  * and reads, xkernel.ko every span it is handed.
@@ -354,6 +400,8 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		;
 	if (i == 0 || i == XK_FUNC_MAX)
 		return "no function name, or one without its end";
+	if (d->emulate == XK_EMULATE_DATA)
+		return xk_ioc_data_check(d);
 	/* a replayed span's locations are its replays' (one at least) */
 	why = xk_rule_check_offsets(d->func_size, d->start, d->probe,
 				    d->expect_len,

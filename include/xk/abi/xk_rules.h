@@ -829,6 +829,30 @@ static inline const char *xk_rule_imm_bytes(__s64 a, __s64 b, __s64 n,
 	return 0;
 }
 
+/* ---- variables: data the constant initialises ---- */
+
+/*
+ * The bytes (little endian) of a*n + b in a variable's field of size bytes
+ * (1, 2, 4 or 8): NULL, or why the value does not fit the field as a
+ * signed or an unsigned number (the compiler would have refused the
+ * initialiser, or truncated it: never written truncated).
+ */
+static inline const char *xk_rule_data_bytes(__s64 a, __s64 b, __s64 n,
+					     __u32 size, __u8 out[8])
+{
+	__s64 an, y;
+
+	if (__builtin_mul_overflow(a, n, &an) ||
+	    __builtin_add_overflow(an, b, &y))
+		return "the variable's value overflows";
+	if (size < 8 && (y < -(1LL << (size * 8 - 1)) ||
+			 y > (__s64)((1ULL << (size * 8)) - 1)))
+		return "the variable's value does not fit its field";
+	for (__u32 i = 0; i < 8; i++)
+		out[i] = i < size ? (__u8)((__u64)y >> (i * 8)) : 0;
+	return 0;
+}
+
 /* ---- nesting ---- */
 
 /* What the nesting rule reads of a span; func_id names its function. */

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk analysis: the uses of a constant that are no code. The spans come
+ * from instructions whose bytes change with the constant; a use the
+ * constant makes in data (a variable it initialises, a static array it
+ * sizes) or in an address (a relocation's addend: &table[N]) changes no
+ * instruction byte, so without this pass it would keep the compiled value
+ * while the spans run with the new one: a kernel built with neither. Each
+ * such use is a refused span naming what differs, so the constant is
+ * partial, never silently half-applied.
+ *
+ * Compared, for each build: every named data object (STT_OBJECT in an
+ * allocated section that holds no code, metadata sections excepted) by
+ * size and by bytes outside relocations; and the relocations of every
+ * function and data object, by the symbol they name and the offset in it
+ * (a section symbol is resolved to the named symbol that holds its
+ * addend, as layouts move with other code; a string by its text).
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "dataflow.h"
+#include "spans.h"
+
+/* Sections whose contents are metadata about code, not data it reads. */
+static bool metadata_section(const char *name)
+{
+	static const char *const prefixes[] = {
+		".discard", ".note", ".comment", ".debug", ".BTF", ".orc",
+		"__mcount_loc", "__patchable_function_entries", "__bug_table",
+		"__ex_table", "__jump_table", ".altinstr", ".static_call",
+		".retpoline_sites", ".return_sites", ".call_sites",
+		".ibt_endbr_seal", "__ksymtab", "__kcrctab", ".modinfo",
+		".gnu.linkonce.this_module", "__versions", ".rela", ".symtab",
+		".strtab", ".shstrtab", ".eh_frame", ".initcall", "__param",
+		"__tracepoints", "_ftrace", "__bpf_raw_tp", ".export_symbol",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static bool data_object(const struct xk_sym *y)
+{
+	return GELF_ST_TYPE(y->sym.st_info) == STT_OBJECT && y->sec &&
+	       (y->sec->sh.sh_flags & SHF_ALLOC) &&
+	       !(y->sec->sh.sh_flags & SHF_EXECINSTR) &&
+	       !metadata_section(y->sec->name);
+}
+
+/* The data object named like y (and in a section of the same name) in o. */
+static const struct xk_sym *find_object(const struct xk_obj *o,
+					const struct xk_sym *y)
+{
+	for (size_t i = 0; i < o->nr_syms; i++) {
+		const struct xk_sym *z = &o->syms[i];
+
+		if (GELF_ST_TYPE(z->sym.st_info) == STT_OBJECT && z->sec &&
+		    !strcmp(z->name, y->name) && !strcmp(z->sec->name, y->sec->name))
+			return z;
+	}
+	return NULL;
+}
+
+/* The functions and data objects of an object, by section and address. */
+struct sym_index {
+	const struct xk_obj *o;
+	const struct xk_sym **sym;
+	size_t nr;
+};
+
+static int by_place(const void *x, const void *y)
+{
+	const struct xk_sym *a = *(const struct xk_sym *const *)x;
+	const struct xk_sym *b = *(const struct xk_sym *const *)y;
+
+	if (a->sec != b->sec)
+		return a->sec < b->sec ? -1 : 1;
+	if (a->sym.st_value != b->sym.st_value)
+		return a->sym.st_value < b->sym.st_value ? -1 : 1;
+	return 0;
+}
+
+static int index_symbols(const struct xk_obj *o, struct sym_index *x)
+{
+	x->o = o;
+	x->nr = 0;
+	x->sym = calloc(o->nr_syms + 1, sizeof(*x->sym));
+	if (!x->sym)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	for (size_t i = 0; i < o->nr_syms; i++) {
+		int type = GELF_ST_TYPE(o->syms[i].sym.st_info);
+
+		if (o->syms[i].sec && (type == STT_FUNC || type == STT_OBJECT))
+			x->sym[x->nr++] = &o->syms[i];
+	}
+	qsort(x->sym, x->nr, sizeof(*x->sym), by_place);
+	return 0;
+}
+
+/* The named symbol of section sec that holds address at, or NULL. */
+static const struct xk_sym *holder(const struct sym_index *x,
+				   const struct xk_sec *sec, int64_t at)
+{
+	size_t lo = 0, hi = x->nr;
+
+	/* the first symbol past (sec, at) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xk_sym *z = x->sym[mid];
+
+		if (z->sec < sec || (z->sec == sec && (int64_t)z->sym.st_value <= at))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* those before it that start at or below at: the nearest that
+	 * holds it (aliases and nested symbols share a start) */
+	while (lo-- > 0) {
+		const struct xk_sym *z = x->sym[lo];
+
+		if (z->sec != sec)
+			break;
+		if (at < (int64_t)(z->sym.st_value + (z->sym.st_size ?: 1)))
+			return z;
+	}
+	return NULL;
+}
+
+/* The same, without an index: a scan of the section's object. */
+static const struct xk_sym *holder_in(const struct xk_sec *sec, int64_t at)
+{
+	const struct xk_obj *o = sec ? sec->obj : NULL;
+
+	for (size_t i = 0; o && i < o->nr_syms; i++) {
+		const struct xk_sym *z = &o->syms[i];
+		int type = GELF_ST_TYPE(z->sym.st_info);
+
+		if (z->sec == sec && (type == STT_FUNC || type == STT_OBJECT) &&
+		    at >= (int64_t)z->sym.st_value &&
+		    at < (int64_t)(z->sym.st_value + (z->sym.st_size ?: 1)))
+			return z;
+	}
+	return NULL;
+}
+
+/*
+ * Where relocation r points, as text that does not depend on the layout
+ * of its section: "name+off" for a named symbol (a section symbol resolved
+ * to the named function or object holding the address), the string itself
+ * in a string section, else the section's name alone (an anonymous table:
+ * its own relocations are compared where it is named).
+ */
+static void rela_target(const struct sym_index *x, const struct xk_rela *r,
+			char *buf, size_t size)
+{
+	const struct xk_sym *s = r->sym, *z;
+	int64_t at;
+
+	if (!s) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	/* a pc-relative field's addend is the target less the bytes after
+	 * the field (-4 for a rel32 at an instruction's end, down to -8):
+	 * shown as the target for a rel32 at the end */
+	at = r->addend;
+	if (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32)
+		at += 4;
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_SECTION) {
+		snprintf(buf, size, "%s%+lld", s->name, (long long)at);
+		return;
+	}
+	z = x ? holder(x, s->sec, at) : holder_in(s->sec, at);
+	if (z) {
+		snprintf(buf, size, "%s%+lld", z->name,
+			 (long long)(at - (int64_t)z->sym.st_value));
+		return;
+	}
+	if (s->sec && (s->sec->sh.sh_flags & SHF_STRINGS) && s->sec->data &&
+	    at >= 0 && (uint64_t)at < s->sec->sh.sh_size) {
+		snprintf(buf, size, "\"%.*s\"", (int)(s->sec->sh.sh_size - at),
+			 (const char *)s->sec->data + at);
+		return;
+	}
+	snprintf(buf, size, "%s", s->sec ? s->sec->name : "?");
+}
+
+/* The relocations inside [start, start+size) of section sec, in order. */
+static size_t relas_in(const struct xk_sec *sec, uint64_t start, uint64_t size,
+		       const struct xk_rela **out, size_t max)
+{
+	size_t n = 0, lo = 0, hi = sec->nr_relas;
+	bool sorted = sec->relas_sorted;
+
+	/* the assembler emits them in offset order: find the first by
+	 * bisection when they are, else scan them all */
+	if (sorted) {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (sec->relas[mid].offset < start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	} else {
+		lo = 0;
+	}
+	for (size_t i = lo; i < sec->nr_relas; i++) {
+		if (sec->relas[i].offset >= start + size && sorted)
+			break;
+		if (sec->relas[i].offset >= start &&
+		    sec->relas[i].offset < start + size) {
+			if (n < max)
+				out[n] = &sec->relas[i];
+			n++;
+		}
+	}
+	return n;
+}
+
+#define MAX_COMPARED_RELAS 4096
+
+/*
+ * Whether the relocations of symbol a (in base) and b (in variant), at the
+ * same offsets, point at the same places; the first that differs in why.
+ * Symbols of more than MAX_COMPARED_RELAS relocations are refused as such:
+ * a cap never passes a comparison it did not make.
+ */
+static int same_relas(const struct sym_index *base, const struct xk_sym *a,
+		       const struct sym_index *var, const struct xk_sym *b,
+		       char *why, size_t size)
+{
+	static const struct xk_rela *ra[MAX_COMPARED_RELAS], *rb[MAX_COMPARED_RELAS];
+	size_t na = relas_in(a->sec, a->sym.st_value, a->sym.st_size, ra,
+			     MAX_COMPARED_RELAS);
+	size_t nb = relas_in(b->sec, b->sym.st_value, b->sym.st_size, rb,
+			     MAX_COMPARED_RELAS);
+	char ta[160], tb[160];
+
+	if (na > MAX_COMPARED_RELAS || nb > MAX_COMPARED_RELAS) {
+		snprintf(why, size, "%s has more than %d relocations to compare",
+			 a->name, MAX_COMPARED_RELAS);
+		return false;
+	}
+	if (na != nb) {
+		snprintf(why, size, "%s has %zu relocations, %zu in a build with "
+			 "another value", a->name, na, nb);
+		return false;
+	}
+	for (size_t i = 0; i < na; i++) {
+		uint64_t oa = ra[i]->offset - a->sym.st_value;
+		uint64_t ob = rb[i]->offset - b->sym.st_value;
+
+		/* a named symbol and the same addend: the same place; a
+		 * section symbol is resolved, its layout may differ */
+		if (oa == ob && ra[i]->type == rb[i]->type && ra[i]->sym &&
+		    rb[i]->sym && ra[i]->addend == rb[i]->addend &&
+		    GELF_ST_TYPE(ra[i]->sym->sym.st_info) != STT_SECTION &&
+		    GELF_ST_TYPE(rb[i]->sym->sym.st_info) != STT_SECTION &&
+		    !strcmp(ra[i]->sym->name, rb[i]->sym->name))
+			continue;
+		rela_target(base, ra[i], ta, sizeof(ta));
+		rela_target(var, rb[i], tb, sizeof(tb));
+		if (oa != ob || ra[i]->type != rb[i]->type || strcmp(ta, tb)) {
+			snprintf(why, size, "%s+0x%llx refers to %.60s, to %.60s "
+				 "in a build with another value", a->name,
+				 (unsigned long long)oa, ta, tb);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Whether the bytes of objects a and b differ outside their relocations. */
+static bool same_bytes(const struct xk_sym *a, const struct xk_sym *b,
+		       uint64_t *at)
+{
+	const uint8_t *pa, *pb;
+
+	if (!a->sec->data || !b->sec->data)	/* NOBITS: zeros */
+		return !a->sec->data == !b->sec->data;
+	pa = a->sec->data + a->sym.st_value;
+	pb = b->sec->data + b->sym.st_value;
+	for (uint64_t k = 0; k < a->sym.st_size; k++) {
+		uint64_t off = a->sym.st_value + k;
+		const struct xk_rela *r[8];
+		bool masked = false;
+		size_t n;
+
+		if (pa[k] == pb[k])
+			continue;
+		/* a relocated field (8 bytes at most) covering the byte */
+		n = relas_in(a->sec, off >= 7 ? off - 7 : 0, off >= 7 ? 8 : off + 1,
+			     r, 8);
+		for (size_t i = 0; i < n && i < 8 && !masked; i++) {
+			unsigned int w = r[i]->type == R_X86_64_64 ? 8 : 4;
+
+			masked = off >= r[i]->offset && off < r[i]->offset + w;
+		}
+		if (!masked) {
+			*at = k;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Sections of data the kernel never writes after boot, or not at all. */
+static bool frozen_section(const char *name)
+{
+	static const char *const prefixes[] = {
+		".data..ro_after_init", ".init", ".exit", ".data..percpu",
+		".ref.", ".meminit", ".cpuinit", ".devinit",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* The number an object's bytes [off, off + size) hold (little endian). */
+static uint64_t field_value(const struct xk_sym *y, uint64_t off, uint32_t size)
+{
+	uint64_t v = 0;
+
+	for (uint32_t i = 0; i < size; i++)
+		v |= (uint64_t)y->sec->data[y->sym.st_value + off + i] << (8 * i);
+	return v;
+}
+
+/* The first byte of y and z (same size) that differs, from `from`; or size. */
+static uint64_t next_diff(const struct xk_sym *y, const struct xk_sym *z,
+			  uint64_t from)
+{
+	const uint8_t *a = y->sec->data + y->sym.st_value;
+	const uint8_t *b = z->sec->data + z->sym.st_value;
+
+	while (from < y->sym.st_size && a[from] == b[from])
+		from++;
+	return from;
+}
+
+/*
+ * Where an instruction of function f, whose relocation r names data
+ * object y, points inside y: the exact offset (a rip-relative field's
+ * addend is corrected by the bytes between it and the instruction's end),
+ * or false when it points elsewhere or is no field of the instruction.
+ */
+static bool points_into(const struct xk_sym *f, const struct xk_insn *in,
+			const struct xk_rela *r, const struct xk_sym *y,
+			int64_t *off)
+{
+	int64_t at = r->addend;
+	uint64_t field = r->offset - f->sym.st_value;
+
+	if (!r->sym)
+		return false;
+	if (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32)
+		at += (int64_t)(in->off + in->len - field);
+	if (GELF_ST_TYPE(r->sym->sym.st_info) == STT_SECTION) {
+		if (r->sym->sec != y->sec)
+			return false;
+		at -= (int64_t)y->sym.st_value;
+	} else if (r->sym != y) {
+		return false;
+	}
+	*off = at;
+	return at >= 0 && (uint64_t)at < y->sym.st_size;
+}
+
+/*
+ * Whether the code of object o writes bytes [from, to) of data object y,
+ * or takes an address inside them (a pointer the analysis cannot follow):
+ * then the variable is state the kernel changes as it runs, not a setting,
+ * and why names the instruction. Its data's references (a sysctl table's
+ * .data = &var, a module parameter's) are the variable's own interface and
+ * no reason. Code of other objects writing a global variable is not seen
+ * (docs/design.md, Limits).
+ */
+static int code_writes(const struct xk_obj *o, const struct xk_sym *y,
+		       uint64_t from, uint64_t to, char *why, size_t size,
+		       bool *writes)
+{
+	*writes = false;
+	for (size_t i = 0; i < o->nr_syms && !*writes; i++) {
+		const struct xk_sym *f = &o->syms[i];
+		struct xk_func_code code = { 0 };
+		bool refers = false;
+		int err;
+
+		if (!f->is_func || !f->sec || !f->sym.st_size)
+			continue;
+		/* a cheap look first: a relocation naming y or its section */
+		for (size_t k = 0; k < f->sec->nr_relas && !refers; k++) {
+			const struct xk_rela *r = &f->sec->relas[k];
+
+			refers = r->offset >= f->sym.st_value &&
+				 r->offset < f->sym.st_value + f->sym.st_size &&
+				 r->sym && (r->sym == y ||
+					    (GELF_ST_TYPE(r->sym->sym.st_info) ==
+						     STT_SECTION &&
+					     r->sym->sec == y->sec &&
+					     r->addend + 16 >= (int64_t)y->sym.st_value &&
+					     r->addend < (int64_t)(y->sym.st_value +
+								   y->sym.st_size) + 16));
+		}
+		if (!refers)
+			continue;
+		err = xk_disasm_func(f, &code);
+		if (err)
+			return err;
+		for (size_t n = 0; n < code.nr && !*writes; n++) {
+			const struct xk_insn *in = &code.insn[n];
+			const struct xk_rela *r[4];
+			size_t nr = relas_in(f->sec, f->sym.st_value + in->off, in->len,
+					     r, 4);
+
+			for (size_t k = 0; k < nr && k < 4 && !*writes; k++) {
+				int64_t at;
+				bool store = false, address = false;
+				unsigned int width = 8;
+
+				if (!points_into(f, in, r[k], y, &at))
+					continue;
+				for (int m = 0; m < in->x86.op_count; m++) {
+					const cs_x86_op *op = &in->x86.operands[m];
+
+					if (op->type == X86_OP_MEM) {
+						width = op->size ? op->size : 8;
+						store |= (op->access & CS_AC_WRITE) &&
+							 in->id != X86_INS_CMP &&
+							 in->id != X86_INS_TEST &&
+							 in->id != X86_INS_BT;
+					} else if (op->type == X86_OP_IMM) {
+						address = true;	/* mov $var, %reg */
+					}
+				}
+				address |= in->id == X86_INS_LEA;
+				if ((uint64_t)at >= to || (uint64_t)at + width <= from)
+					continue;
+				if (store || address) {
+					*writes = true;
+					snprintf(why, size, "%s+0x%lx %.60s %s it",
+						 f->name, (unsigned long)in->off, in->text,
+						 store ? "stores to" : "takes the address of");
+				}
+			}
+		}
+		xk_func_code_free(&code);
+	}
+	return 0;
+}
+
+/*
+ * A variable the constant initialises, as a span of class data: one aligned
+ * field of 1, 2, 4 or 8 bytes that every build changes, holding a*N + b at
+ * every build's N (an exact integer fit) and wide enough for the bounds.
+ * 1 with *sp filled (the field, the compiled-in bytes, the fit); 0 with why
+ * when the variable is no such setting. z: y in each build.
+ */
+static int data_span(const struct gen_input *in, const struct xk_obj *base,
+		     const struct xk_sym *y, const struct xk_sym *const *z,
+		     struct xk_scope *t, char *why, size_t size)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, off = 0;
+	uint32_t w;
+	int64_t a = 0, b = 0;
+	struct xk_scope_span *sp;
+	bool writes;
+	int err;
+
+	if (!(y->sec->sh.sh_flags & SHF_WRITE) || frozen_section(y->sec->name)) {
+		snprintf(why, size, "data: %s holds a value that depends on the "
+			 "constant, in %s, which the kernel does not write after "
+			 "boot", y->name, y->sec->name);
+		return 0;
+	}
+	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+		uint64_t d = next_diff(y, z[v], 0);
+
+		if (d == y->sym.st_size)
+			continue;
+		lo = d < lo ? d : lo;
+		for (; d < y->sym.st_size; d = next_diff(y, z[v], d + 1))
+			hi = d > hi ? d : hi;
+	}
+	/* an aligned field that covers the bytes that change and holds the
+	 * fit at both bounds: a scalar variable whole; in a structure or an
+	 * array, an int first (sysctls' type), then a long, a short, a byte */
+	static const uint32_t in_struct[] = { 4, 8, 2, 1 };
+	uint32_t whole[1] = { (uint32_t)y->sym.st_size };
+	bool scalar = y->sym.st_size == 1 || y->sym.st_size == 2 ||
+		      y->sym.st_size == 4 || y->sym.st_size == 8;
+	const uint32_t *widths = scalar ? whole : in_struct;
+	int nr_widths = scalar ? 1 : 4, k;
+
+	for (k = 0; k < nr_widths; k++) {
+		w = widths[k];
+		uint64_t v0, dv;
+		int64_t dn;
+		uint8_t enc[8];
+		bool fits = true;
+
+		off = lo & ~(uint64_t)(w - 1);
+		if (hi >= off + w || off + w > y->sym.st_size)
+			continue;
+		/* a and b from the baseline and the first build that differs */
+		v0 = field_value(y, off, w);
+		a = 0;
+		for (int v = 0; v < GEN_NR_VARIANTS && !a; v++) {
+			dv = field_value(z[v], off, w) - v0;
+			dn = in->variant[v].value - in->def;
+			if (!dn)
+				continue;
+			/* both zero-extended: the difference is exact */
+			if ((int64_t)dv % dn)
+				break;
+			a = (int64_t)dv / dn;
+		}
+		if (!a)
+			break;
+		b = (int64_t)v0 - a * in->def;
+		/* every build's field is the fit's encoding */
+		for (int v = 0; v < GEN_NR_VARIANTS && fits; v++)
+			fits = !xk_rule_data_bytes(a, b, in->variant[v].value, w, enc) &&
+			       !memcmp(enc, z[v]->sec->data + z[v]->sym.st_value + off, w);
+		fits = fits && !xk_rule_data_bytes(a, b, in->def, w, enc) &&
+		       !memcmp(enc, y->sec->data + y->sym.st_value + off, w) &&
+		       !xk_rule_data_bytes(a, b, in->min, w, enc) &&
+		       !xk_rule_data_bytes(a, b, in->max, w, enc);
+		if (fits)
+			break;
+		a = 0;
+	}
+	if (!a || k == nr_widths) {
+		snprintf(why, size, "data: %s+0x%llx holds a value that depends on "
+			 "the constant but is no a*N + b of it in one field of 1 to "
+			 "8 bytes that holds the bounds", y->name,
+			 (unsigned long long)lo);
+		return 0;
+	}
+	err = code_writes(base, y, off, off + w, why, size, &writes);
+	if (err)
+		return err;
+	if (writes) {
+		char how[200];
+
+		xk_strlcpy(how, why, sizeof(how));
+		snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
+			 "but %s: a variable the kernel changes, not a setting",
+			 y->name, (unsigned long long)off, how);
+		return 0;
+	}
+	err = gen_add_span(t, in, y, &sp);
+	if (err)
+		return err;
+	sp->cls = XK_SPAN_DATA;
+	sp->emulate = XK_EMULATE_DATA;
+	sp->start = off;
+	sp->probe = off + w;
+	sp->expect_len = w;
+	memcpy(sp->expect, y->sec->data + y->sym.st_value + off, w);
+	memset(sp->expect_mask, 0xff, w);
+	sp->nr_params = 1;
+	sp->fit[0][0] = a;
+	sp->fit[0][1] = b;
+	sp->nr_imms = 1;
+	sp->imm[0].insn = sp->imm[0].field = off;
+	sp->imm[0].insn_len = sp->imm[0].size = w;
+	sp->imm[0].width = w * 8;
+	sp->copies = 0;	/* the module picks the copy by its bytes */
+	return 1;
+}
+
+static int refuse_use(struct xk_scope *t, const struct gen_input *in,
+		      const struct xk_sym *y, uint64_t off, const char *why)
+{
+	struct xk_scope_span *sp;
+	int err = gen_add_span(t, in, y, &sp);
+
+	if (err)
+		return err;
+	sp->start = off;
+	span_refuse(sp, "%s", why);
+	return 0;
+}
+
+/*
+ * Whether instruction a of function fa and b of fb, whose text is the
+ * same, relocate the same fields to the same places (find_seeds in
+ * spans.c: the text masks what a relocation fills in, so &table[N] reads
+ * the same at every value); when not, what differs in why.
+ */
+bool gen_same_relocs(const struct xk_sym *fa, const struct xk_insn *a,
+		     const struct xk_sym *fb, const struct xk_insn *b,
+		     char *why, size_t size)
+{
+	const struct xk_rela *ra[4], *rb[4];
+	size_t na = relas_in(fa->sec, fa->sym.st_value + a->off, a->len, ra, 4);
+	size_t nb = relas_in(fb->sec, fb->sym.st_value + b->off, b->len, rb, 4);
+	char ta[160], tb[160];
+
+	if (na != nb || na > 4) {
+		snprintf(why, size, "+0x%lx %.60s: %zu relocations, %zu in a "
+			 "build with another value", (unsigned long)a->off,
+			 a->text, na, nb);
+		return false;
+	}
+	for (size_t i = 0; i < na; i++) {
+		rela_target(NULL, ra[i], ta, sizeof(ta));
+		rela_target(NULL, rb[i], tb, sizeof(tb));
+		if (ra[i]->type != rb[i]->type ||
+		    ra[i]->offset - fa->sym.st_value - a->off !=
+			    rb[i]->offset - fb->sym.st_value - b->off ||
+		    strcmp(ta, tb)) {
+			snprintf(why, size, "+0x%lx %.60s: refers to %.50s, to "
+				 "%.50s in a build with another value (an address "
+				 "that depends on the constant)",
+				 (unsigned long)a->off, a->text, ta, tb);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Runs once per object, after the variants are correlated, for gen_object
+ * (not by shape: the first analysis already refused what differs). Adds
+ * one refused span per data object, and per function, whose data or
+ * addresses differ in some build.
+ */
+int gen_data_uses(const struct gen_input *in, const struct xk_obj *base,
+		  const struct xk_obj *var, struct xk_scope *t)
+{
+	struct sym_index bx = { 0 }, vx[GEN_NR_VARIANTS] = { 0 };
+	char why[sizeof(t->spans[0].why)];
+	int err = index_symbols(base, &bx);
+
+	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++)
+		err = index_symbols(&var[v], &vx[v]);
+	for (size_t i = 0; i < base->nr_syms && !err; i++) {
+		const struct xk_sym *y = &base->syms[i];
+		const struct xk_sym *zs[GEN_NR_VARIANTS] = { NULL };
+		bool bytes_differ = false;
+		uint64_t at = 0, first_at = 0;
+		int nr_absent = 0, v;
+
+		why[0] = '\0';
+		if (y->is_func && strncmp(y->name, "__pfx_", 6)) {
+			for (v = 0; v < GEN_NR_VARIANTS; v++) {
+				const struct xk_sym *z = y->twin_v[v];
+
+				/* one whose bytes differ is the spans': the
+				 * diff compares its relocations (find_seeds) */
+				if (!z || z->sym.st_size != y->sym.st_size ||
+				    memcmp(xk_func_bytes(z), xk_func_bytes(y),
+					   y->sym.st_size))
+					continue;
+				if (!same_relas(&bx, y, &vx[v], z, why, sizeof(why)))
+					break;
+			}
+			if (v < GEN_NR_VARIANTS)
+				err = refuse_use(t, in, y, 0, why);
+			continue;
+		}
+		if (!data_object(y))
+			continue;
+		for (v = 0; v < GEN_NR_VARIANTS; v++) {
+			const struct xk_sym *z = find_object(&var[v], y);
+
+			/* absent: the build's code no longer reads it (folded);
+			 * the functions that did differ and are analysed */
+			zs[v] = z;
+			if (!z) {
+				nr_absent++;
+				continue;
+			}
+			if (z->sym.st_size != y->sym.st_size) {
+				snprintf(why, sizeof(why), XK_WHY_SIZED "%s "
+					 "depends on the constant (%llu bytes; %llu "
+					 "with N=%lld): an object sized by it cannot "
+					 "be resized", y->name,
+					 (unsigned long long)y->sym.st_size,
+					 (unsigned long long)z->sym.st_size,
+					 (long long)in->variant[v].value);
+				break;
+			}
+			if (!same_relas(&bx, y, &vx[v], z, why, sizeof(why)))
+				break;
+			if (!same_bytes(y, z, &at)) {
+				if (!bytes_differ)
+					first_at = at;
+				bytes_differ = true;
+			}
+		}
+		if (!why[0] && !bytes_differ)
+			continue;
+		/* a variable it initialises: a setting the module writes, if
+		 * every build has it and it is one field of a*N + b */
+		if (!why[0] && !nr_absent) {
+			int got = data_span(in, base, y, zs, t, why, sizeof(why));
+
+			if (got < 0)
+				err = got;
+			if (got)
+				continue;
+		} else if (!why[0]) {
+			snprintf(why, sizeof(why), "data: %s+0x%llx holds a value that "
+				 "depends on the constant, and a build has no %s",
+				 y->name, (unsigned long long)first_at, y->name);
+		}
+		err = refuse_use(t, in, y, first_at, why);
+	}
+	free(bx.sym);
+	for (int v = 0; v < GEN_NR_VARIANTS; v++)
+		free(vx[v].sym);
+	return err;
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# A constant that initialises variables and is in no instruction:
+# SK_MEMORY_PCPU_RESERVE (include/net/proto_memory.h) is the default of
+# net_hotdata.sysctl_mem_pcpu_rsv (net.core.mem_pcpu_rsv) and the minimum
+# that sysctl accepts (min_mem_pcpu_rsv). Retuned, both are what a kernel
+# built with the value holds; unloaded, the compiled-in ones again. A value
+# the administrator set through the sysctl is never overwritten.
+. "$(dirname "$0")/lib.sh"
+trap 'echo 256 > $RSV; cleanup_xk' EXIT
+RSV=/proc/sys/net/core/mem_pcpu_rsv
+rsv() { cat $RSV; }
+# whether the sysctl accepts a value (its minimum is the constant)
+accepts() { echo "$1" > $RSV 2>/dev/null; }
+
+expect_eq "compiled-in" "$(rsv)" 256
+accepts 100 && fail "mem_pcpu_rsv took 100, below its minimum 256"
+expect_eq "refused below the minimum" "$(rsv)" 256
+
+out=$($XK set SK_MEMORY_PCPU_RESERVE=128) || fail "set SK_MEMORY_PCPU_RESERVE=128"
+echo "$out"
+expect_eq "retuned" "$(rsv)" 128
+# the sysctl's bound moved with it: 128 is now the minimum
+accepts 100 && fail "mem_pcpu_rsv took 100, below the new minimum 128"
+accepts 127 && fail "mem_pcpu_rsv took 127, below the new minimum 128"
+expect_eq "still retuned" "$(rsv)" 128
+$XK status | grep -q "net_hotdata+0x1a8: 1 writes, none (a variable)" ||
+	fail "status: $($XK status)"
+$XK set SK_MEMORY_PCPU_RESERVE=1024 || fail "set 1024"
+expect_eq "retuned again" "$(rsv)" 1024
+$XK set --mode global SK_MEMORY_PCPU_RESERVE=512 || fail "set 512 globally"
+expect_eq "retuned globally" "$(rsv)" 512
+$XK unload SK_MEMORY_PCPU_RESERVE || fail "unload"
+expect_eq "unloaded" "$(rsv)" 256
+accepts 200 && fail "mem_pcpu_rsv took 200 after unload (minimum 256)"
+
+# the administrator's value stays: a load refuses to start over it ...
+accepts 300 || fail "mem_pcpu_rsv refused 300"
+out=$($XK set SK_MEMORY_PCPU_RESERVE=128 2>&1) && fail "set over the administrator's 300"
+echo "$out" | grep -q "net_hotdata+0x1a8 holds 300, not the compiled-in 256" ||
+	fail "refusal: $out"
+expect_eq "administrator's value kept" "$(rsv)" 300
+[ "$(probes_left)" = 0 ] || fail "a refused load left probes"
+$XK status | grep -q SK_MEMORY_PCPU_RESERVE && fail "a refused load left the constant loaded"
+# ... and a change while loaded is left as it is
+accepts 256
+$XK set SK_MEMORY_PCPU_RESERVE=512 || fail "set 512"
+accepts 600 || fail "mem_pcpu_rsv refused 600"
+$XK set SK_MEMORY_PCPU_RESERVE=1024 || fail "set 1024 over 600"
+expect_eq "left as the administrator set it" "$(rsv)" 600
+dmesg | grep -q "net_hotdata+0x1a8 was changed since xkernel wrote it" ||
+	fail "no log of the variable left as it was"
+$XK unload SK_MEMORY_PCPU_RESERVE || fail "unload"
+expect_eq "left at unload" "$(rsv)" 600
+log "SK_MEMORY_PCPU_RESERVE: net.core.mem_pcpu_rsv and its minimum retuned and restored; the administrator's values kept"
