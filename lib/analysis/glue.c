@@ -91,6 +91,11 @@ static int xk_glue_write_impl(const struct xk_scope *t, const char *path)
 		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED)
 			continue;
 		/* the module refuses such tables for a policy, too */
+		if (t->spans[i].cls == XK_SPAN_DATA)
+			return xk_err(-ENOTSUP, "%s: span %d is a variable (%s), one "
+					       "value for every device, flow and task: "
+					       "a policy cannot choose it", k, i,
+				      t->spans[i].func);
 		if (t->spans[i].nr_mem_in)
 			return xk_err(-ENOTSUP, "%s: span %d reads memory at its probe "
 					       "point (a memory input): policies do "

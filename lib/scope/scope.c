@@ -347,7 +347,8 @@ static int span_view(const void *ctx, __u32 i, struct xk_rule_span_view *v)
 	const struct xk_scope *t = ctx;
 	const struct xk_scope_span *s = &t->spans[i];
 
-	if (s->cls == XK_SPAN_UNSUPPORTED)
+	/* unsupported spans are never loaded; a variable is no code */
+	if (s->cls == XK_SPAN_UNSUPPORTED || s->cls == XK_SPAN_DATA)
 		return 1;
 	v->escapes = s->escapes;
 	v->nr_ranges = s->nr_ranges;
