@@ -374,12 +374,54 @@ static bool points_into(const struct xk_sym *f, const struct xk_insn *in,
 }
 
 /*
+ * Whether function f (code) is a setter: it stores one of its argument
+ * registers and returns, nothing else (endbr64, the __fentry__ call and
+ * nops aside): rcu_set_jiffies_lazy_flush(j) { jiffies_lazy_flush = j; }.
+ * Such a store is the variable's own interface, like a sysctl's.
+ */
+static bool is_setter(const struct xk_sym *f, const struct xk_func_code *code)
+{
+	int stores = 0;
+
+	for (size_t n = 0; n < code->nr; n++) {
+		const struct xk_insn *in = &code->insn[n];
+		const cs_x86 *x = &in->x86;
+
+		if (in->id == X86_INS_ENDBR64 || in->id == X86_INS_NOP ||
+		    in->is_ret)
+			continue;
+		if (in->is_call || (in->is_branch && !in->is_cond)) {
+			const struct xk_rela *r[1];
+
+			/* the __fentry__ call, the return thunk */
+			if (relas_in(f->sec, f->sym.st_value + in->off, in->len, r, 1) == 1 &&
+			    r[0]->sym && (!strcmp(r[0]->sym->name, "__fentry__") ||
+					  !strcmp(r[0]->sym->name, "__x86_return_thunk")))
+				continue;
+			return false;
+		}
+		if (in->id != X86_INS_MOV || x->op_count != 2 ||
+		    x->operands[0].type != X86_OP_MEM ||
+		    x->operands[1].type != X86_OP_REG || stores++)
+			return false;
+		switch (xk_gpr(x->operands[1].reg, NULL, NULL)) {
+		case XK_RDI: case XK_RSI: case XK_RDX: case XK_RCX:
+		case XK_R8: case XK_R9:
+			break;
+		default:
+			return false;
+		}
+	}
+	return stores == 1;
+}
+
+/*
  * Whether the code of object o writes bytes [from, to) of data object y,
  * or takes an address inside them (a pointer the analysis cannot follow):
  * then the variable is state the kernel changes as it runs, not a setting,
  * and why names the instruction. Its data's references (a sysctl table's
- * .data = &var, a module parameter's) are the variable's own interface and
- * no reason. Code of other objects writing a global variable is not seen
+ * .data = &var, a module parameter's) and a setter's store (is_setter) are
+ * the variable's own interface and no reason. Code of other objects writing a global variable is not seen
  * (docs/design.md, Limits).
  */
 static int code_writes(const struct xk_obj *o, const struct xk_sym *y,
@@ -443,6 +485,8 @@ static int code_writes(const struct xk_obj *o, const struct xk_sym *y,
 				address |= in->id == X86_INS_LEA;
 				if ((uint64_t)at >= to || (uint64_t)at + width <= from)
 					continue;
+				if (store && !address && is_setter(f, &code))
+					continue;	/* its own interface */
 				if (store || address) {
 					*writes = true;
 					snprintf(why, size, "%s+0x%lx %.60s %s it",
