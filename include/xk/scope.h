@@ -61,8 +61,7 @@ struct xk_scope_replay {
 /*
  * The reason of a refused use that is a static object sized by the
  * constant (lib/analysis/datadiff.c): the object keeps its compiled size,
- * so the runtime refuses values above the compiled-in one even with
- * --partial, and loads with that as the upper bound.
+ * so the runtime refuses every other value, even with --partial.
  */
 #define XK_WHY_SIZED "data: the size of "
 

@@ -143,7 +143,7 @@ static bool loaded_as_code(const struct xk_scope_span *s)
  * with neither. Refused, naming the uses, unless the caller accepts it.
  */
 /* A refused use of t that is a static object sized by the constant (its
- * compiled size stays, so larger values would run past it), or NULL. */
+ * compiled size stays: check_complete), or NULL. */
 static const struct xk_scope_span *sized_by(const struct xk_scope *t)
 {
 	for (int i = 0; i < t->nr_spans; i++)
@@ -170,14 +170,19 @@ static int check_complete(const struct xk_scope *t, int64_t value, bool partial)
 				 "%s%s+%#llx (%.100s)", nr > 1 ? "; " : "", s->func,
 				 (unsigned long long)s->start, s->why);
 	}
-	/* a static object sized by the constant keeps its compiled size
-	 * whatever is accepted: the code must not run past it */
-	if (sized && value > t->def)
-		return xk_err(-ERANGE, "%s: value %lld is above the compiled-in "
-			      "%lld, but %s keeps its compiled size (%.120s): "
-			      "values up to %lld only, --partial or not",
-			      t->constant, (long long)value, (long long)t->def,
-			      sized->func, sized->why, (long long)t->def);
+	/*
+	 * A static object sized by the constant keeps its compiled size
+	 * whatever is accepted. Above the compiled-in value the code would
+	 * run past it; below, state already there (a cache holding more
+	 * entries than the new size, napi_skb_cache_put's `count == N`
+	 * then never true) can carry it past the end too. Refused, --partial
+	 * or not.
+	 */
+	if (sized && value != t->def)
+		return xk_err(-ENOTSUP, "%s: %s keeps its compiled size (%.120s): "
+			      "the code would run past it with another value, "
+			      "or with what it holds now; refused, --partial or "
+			      "not", t->constant, sized->func, sized->why);
 	if (!nr || partial)
 		return 0;
 	return xk_err(-ENOTSUP, "%s: %d of %d uses cannot be retuned: %s%s; "
@@ -295,7 +300,7 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	req.nr_spans = n;
 	req.def = t->def;
 	req.min = t->min;
-	req.max = sized_by(t) && t->def < t->max ? t->def : t->max;
+	req.max = t->max;
 	req.value = value;
 	req.mode = policy ? XK_MODE_IMMEDIATE : OPTS_GET(opts, mode, XK_MODE_IMMEDIATE);
 	req.timeout_ms = OPTS_GET(opts, timeout_ms, 0);

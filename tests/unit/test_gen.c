@@ -180,7 +180,7 @@ EXPECT(GOLDEN, G_BUDGET, { "golden_budget", XK_SPAN_UNSUPPORTED, 0, 0,
 			   "golden_budget+0x0 is initialised by the constant, but "
 			   "golden_spend+0x" })
 /* golden_sized[N] and its loop's bound: the loop is a span, the array a
- * refused use that also caps the values at the compiled-in one */
+ * refused use that refuses every other value, --partial or not */
 static int G_SIZE_spans(void)
 {
 	struct xk_scope t;
