@@ -6,7 +6,7 @@
 # built with the value holds; unloaded, the compiled-in ones again. A value
 # the administrator set through the sysctl is never overwritten.
 . "$(dirname "$0")/lib.sh"
-trap 'echo 256 > $RSV; cleanup_xk' EXIT
+trap 'cleanup_xk; echo 256 > $RSV' EXIT
 RSV=/proc/sys/net/core/mem_pcpu_rsv
 rsv() { cat $RSV; }
 # whether the sysctl accepts a value (its minimum is the constant)
@@ -29,6 +29,13 @@ $XK set SK_MEMORY_PCPU_RESERVE=1024 || fail "set 1024"
 expect_eq "retuned again" "$(rsv)" 1024
 $XK set --mode global SK_MEMORY_PCPU_RESERVE=512 || fail "set 512 globally"
 expect_eq "retuned globally" "$(rsv)" 512
+$XK set --mode per-task SK_MEMORY_PCPU_RESERVE=640 || fail "set 640 per task"
+expect_eq "retuned per task (a variable: for every thread)" "$(rsv)" 640
+# nothing to settle: a variable costs nothing already
+out=$($XK settle SK_MEMORY_PCPU_RESERVE) || fail "settle a constant of variables only"
+echo "$out" | grep -q "net_hotdata+0x1a8: a variable (no probe, nothing to settle)" ||
+	fail "settle: $out"
+expect_eq "settled" "$(rsv)" 640
 $XK unload SK_MEMORY_PCPU_RESERVE || fail "unload"
 expect_eq "unloaded" "$(rsv)" 256
 accepts 200 && fail "mem_pcpu_rsv took 200 after unload (minimum 256)"

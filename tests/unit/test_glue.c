@@ -198,13 +198,27 @@ static int no_glue_without_a_supported_span(void)
 	return 0;
 }
 
+/* a variable has one value for every device and flow: no glue */
+static int no_glue_for_a_variable(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(GOLDEN, "G_INIT", &t) == 0);
+	CHECK(t.nr_spans == 1 && t.spans[0].cls == XK_SPAN_DATA);
+	CHECK(xk_glue_write(&t, "/tmp/xk-glue-var.h") == -ENOTSUP);
+	CHECK(strstr(xk_last_error(), "is a variable (golden_initial_limit)"));
+	CHECK(access("/tmp/xk-glue-var.h", F_OK) != 0);
+	xk_scope_free(&t);
+	return 0;
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		T(glue_register_sbb), T(glue_flags), T(glue_inverse),
 		T(glue_lea_inverse), T(glue_memory), T(glue_folded),
 		T(glue_many_spans), T(arguments_at_the_probe),
-		T(no_glue_without_a_supported_span),
+		T(no_glue_without_a_supported_span), T(no_glue_for_a_variable),
 	};
 
 	if (find_kernel())

@@ -47,7 +47,11 @@ static void print_settle(int fd, const char *name,
 
 	print_settled(name, st ? st->value : 0, r);
 	for (unsigned int s = 0; st && s < st->nr_spans && s < XK_MAX_SPANS; s++)
-		if (st->spans[s].settle > XK_SETTLE_DONE)
+		if (st->spans[s].variable)
+			printf("  %s+%#llx: a variable (no probe, nothing to settle)\n",
+			       st->spans[s].func,
+			       (unsigned long long)st->spans[s].probe);
+		else if (st->spans[s].settle > XK_SETTLE_DONE)
 			printf("  %s+%#llx keeps its probe: %s\n", st->spans[s].func,
 			       (unsigned long long)st->spans[s].probe,
 			       xk_settle_state_name(st->spans[s].settle));
