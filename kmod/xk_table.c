@@ -580,6 +580,13 @@ void xk_const_destroy(struct xk_const *c)
 	c->tracking_ready = false;
 	/* an orphaned per-task transition lets go of it (xk_transition.c) */
 	xk_transition_release(c);
+	/*
+	 * No handler runs now, so no transition can switch the variables
+	 * again: back to the compiled-in value (a faulted constant's went
+	 * back when it faulted; a load that failed wrote none)
+	 */
+	xk_var_switch(c, READ_ONCE(c->faulted) ? c->def : c->value, c->def);
+	xk_var_report(c);
 	/* the probes are gone and their handlers done: nothing reads these */
 	for (i = 0; i < c->nr_spans; i++) {
 		kfree(rcu_dereference_protected(c->spans[i].fast, 1));
@@ -914,10 +921,6 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 			err = -EBUSY;
 			continue;
 		}
-		/* its variables back to the compiled-in value (a faulted
-		 * constant's went back when it faulted) */
-		xk_var_switch(c, READ_ONCE(c->faulted) ? c->def : c->value, c->def);
-		xk_var_report(c);
 		list_del_rcu(&c->node);
 		pr_info("unload %s by %s[%d] uid %u: value %lld -> %lld (compiled-in)%s%s\n",
 			c->name, current->comm, task_pid_nr(current),
