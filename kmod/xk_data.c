@@ -12,11 +12,13 @@
  *
  * What a table may name here is confined (docs/security.md): a symbol
  * kallsyms knows by that name, of at least the table's size, whose field
- * is aligned, lies in a page the kernel maps writable and not executable
- * (never text, read-only data or data made read-only after init; never
- * freed init memory, which is unmapped) and holds the compiled-in bytes the
- * table expects; never this module's own. The value written is a*N + b for
- * N within the bounds, and must fit the field.
+ * is aligned, lies in a page the kernel maps writable and not executable,
+ * inside the kernel image's data or bss ([_sdata, _edata), [__bss_start,
+ * __bss_stop): never text, read-only data, data made read-only after init,
+ * per-CPU or init data) or inside the data of a live module other than
+ * this one (held with a reference while the constant is loaded), and holds
+ * the compiled-in bytes the table expects. The value written is a*N + b
+ * for N within the bounds, and must fit the field.
  */
 #define pr_fmt(fmt) "xkernel: " fmt
 
@@ -43,18 +45,97 @@ static bool writable_data(unsigned long addr, u32 size)
 	return (addr & (size - 1)) == 0;
 }
 
+/* The kernel image's writable data and bss, and the module list: looked
+ * up once (xk_lookup_symbol), under xk_lock. */
+static unsigned long image_data[2], image_bss[2];
+static struct list_head *module_list;
+
+static int resolve_bounds(char *error)
+{
+	static const char *const names[] = {
+		"_sdata", "_edata", "__bss_start", "__bss_stop", "modules",
+	};
+	unsigned long a[5];
+
+	if (module_list)
+		return 0;
+	for (int i = 0; i < 5; i++) {
+		a[i] = xk_lookup_symbol(names[i], error);
+		if (!a[i])
+			return -EOPNOTSUPP;	/* error says why */
+	}
+	if (a[0] >= a[1] || a[2] >= a[3])
+		return xk_error(error, "the kernel's data bounds are malformed"),
+		       -EOPNOTSUPP;
+	image_data[0] = a[0];
+	image_data[1] = a[1];
+	image_bss[0] = a[2];
+	image_bss[1] = a[3];
+	module_list = (struct list_head *)a[4];
+	return 0;
+}
+
+static bool inside(unsigned long addr, u32 size, unsigned long from,
+		   unsigned long to)
+{
+	return addr >= from && addr < to && size <= to - addr;
+}
+
+/*
+ * The live module whose data holds [field, field + size), with a reference
+ * taken; NULL with why in error (no module's, one coming or going, this
+ * one). Walks the module list as __module_address does (not exported),
+ * preemption off. At load, under xk_lock.
+ */
+static struct module *data_module(unsigned long field, u32 size, int idx,
+				  char *error)
+{
+	struct module *mod, *found = NULL;
+
+	preempt_disable();
+	list_for_each_entry_rcu(mod, module_list, list) {
+		const struct module_memory *m = &mod->mem[MOD_DATA];
+
+		if (!within_module(field, mod))
+			continue;
+		if (mod == THIS_MODULE) {
+			xk_error(error, "span %d: the variable is xkernel's own", idx);
+		} else if (READ_ONCE(mod->state) != MODULE_STATE_LIVE) {
+			xk_error(error, "span %d: module %s is coming or going", idx,
+				 mod->name);
+		} else if (!inside(field, size, (unsigned long)m->base,
+				   (unsigned long)m->base + m->size)) {
+			xk_error(error, "span %d: the variable is not in module %s's "
+				 "data (read-only, init or text)", idx, mod->name);
+		} else if (!try_module_get(mod)) {
+			xk_error(error, "span %d: module %s is going", idx, mod->name);
+		} else {
+			found = mod;
+		}
+		break;
+	}
+	preempt_enable();
+	if (!found && !error[0])
+		xk_error(error, "span %d: the variable is in neither the kernel's "
+			 "data or bss nor a module's (init or per-CPU data?)", idx);
+	return found;
+}
+
 /*
  * Checks one candidate address of variable v: the symbol there, the page,
- * the bytes. 0, or -ESTALE with why in error. At load, under xk_lock.
+ * where it lies, the bytes. 0 with *mod (a module reference, or NULL for
+ * the kernel image's), or -errno with why in error. At load, under xk_lock.
  */
 static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
-			   char *error)
+			   struct module **mod, char *error)
 {
 	const struct xk_ioc_span *d = &v->desc;
+	const struct xk_ioc_imm *m = &d->imms[0];
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
 	unsigned long off, size, field = obj + d->start;
-	u8 live[8];
+	u8 live[8], def[8];
 
+	*mod = NULL;
 	sprint_symbol(sym, obj);
 	/* kallsyms sizes run to the next symbol: alignment padding included */
 	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &off, &size) != 3 ||
@@ -70,20 +151,38 @@ static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
 		return xk_error(error, "span %d: %s+%#llx is not in writable data "
 				"(read-only, text, freed init memory, or unaligned)",
 				idx, d->func, d->start), -EPERM;
-	if (copy_from_kernel_nofault(live, (void *)field, d->expect_len))
-		return xk_error(error, "span %d: cannot read %s+%#llx", idx, d->func,
-				d->start), -EFAULT;
+	if (!inside(field, d->expect_len, image_data[0], image_data[1]) &&
+	    !inside(field, d->expect_len, image_bss[0], image_bss[1])) {
+		/* not the image's data or bss: a live module's, or refused */
+		error[0] = '\0';
+		*mod = data_module(field, d->expect_len, idx, error);
+		if (!*mod)
+			return -EPERM;
+	}
+	/* the table's own fit gives the bytes it expects at the default */
+	if (xk_rule_data_bytes(m->a, m->b, v->def, m->size, def) ||
+	    memcmp(def, d->expect, d->expect_len)) {
+		xk_error(error, "span %d: %s+%#llx: the expected bytes are not the "
+			 "fit's at the compiled-in value", idx, d->func, d->start);
+		goto refuse;
+	}
+	if (copy_from_kernel_nofault(live, (void *)field, d->expect_len)) {
+		xk_error(error, "span %d: cannot read %s+%#llx", idx, d->func,
+			 d->start);
+		goto refuse;
+	}
 	if (memcmp(live, d->expect, d->expect_len)) {
-		u64 now = 0, want = 0;
-
-		memcpy(&now, live, d->expect_len);	/* little endian */
-		memcpy(&want, d->expect, d->expect_len);
-		return xk_error(error, "span %d: %s+%#llx holds %llu, not the "
-				"compiled-in %llu: changed since boot (through its "
-				"own interface?), or another build", idx, d->func,
-				d->start, now, want), -ESTALE;
+		xk_error(error, "span %d: %s+%#llx does not hold the compiled-in "
+			 "%lld: changed since boot (through its own interface?), "
+			 "or another build", idx, d->func, d->start, v->def);
+		goto refuse;
 	}
 	return 0;
+refuse:
+	if (*mod)
+		module_put(*mod);
+	*mod = NULL;
+	return -ESTALE;
 }
 
 /*
@@ -95,6 +194,7 @@ int xk_var_validate(struct xk_var *v, int idx, char *error)
 {
 	const struct xk_ioc_span *d = &v->desc;
 	const char *colon = strchr(d->func, ':');
+	struct module *found_mod = NULL;
 	unsigned long found = 0;
 	int err = -ENOENT, nr = 0;
 
@@ -106,27 +206,52 @@ int xk_var_validate(struct xk_var *v, int idx, char *error)
 		return xk_error(error, "span %d: variable %s not found in kallsyms",
 				idx, d->func), -ENOENT;
 	}
+	err = resolve_bounds(error);
+	if (err)
+		return xk_error(error, "span %d: cannot check where variable %s "
+				"lies", idx, d->func), err;
+	err = -ENOENT;
 	for (u32 i = 0; i < d->nr_cands && i < XK_MAX_CANDS; i++) {
-		int e = check_candidate(v, idx, d->cands[i], error);
+		struct module *mod;
+		int e = check_candidate(v, idx, d->cands[i], &mod, error);
 
-		if (!e) {
+		if (!e && nr++) {
+			if (mod)
+				module_put(mod);
+		} else if (!e) {
 			found = d->cands[i] + d->start;
-			nr++;
+			found_mod = mod;
 		} else if (err == -ENOENT || e != -ESTALE) {
 			err = e;	/* the most telling refusal is kept */
 		}
 	}
-	if (nr > 1)
+	if (nr > 1) {
+		if (found_mod)
+			module_put(found_mod);
 		return xk_error(error, "span %d: %d variables named %s hold the "
 				"compiled-in value: which one the table means is "
 				"ambiguous", idx, nr, d->func), -ENOTUNIQ;
+	}
 	if (!nr)
 		return err;
 	v->addr = found;
+	v->mod = found_mod;
+	v->cur = v->def;
 	/* audited: every variable a table may write, by name */
 	pr_info("load: span %d writes variable %pS (%u bytes) at each change\n",
 		idx, (void *)found, d->expect_len);
 	return 0;
+}
+
+/* Lets go of the variables' modules. At destroy, under xk_lock, once no
+ * switch can run. */
+void xk_var_release(struct xk_const *c)
+{
+	for (int i = 0; i < c->nr_vars; i++) {
+		if (c->vars[i].mod)
+			module_put(c->vars[i].mod);
+		c->vars[i].mod = NULL;
+	}
 }
 
 /*
@@ -149,16 +274,16 @@ int xk_var_check_value(const struct xk_const *c, s64 n, char *error)
 	return 0;
 }
 
-/* The field's bytes at value n as a number (little endian); 0 if none. */
-static u64 field_at(const struct xk_var *v, s64 n)
+/* The field's bytes at value n as a number (little endian), or false. */
+static bool field_at(const struct xk_var *v, s64 n, u64 *x)
 {
 	const struct xk_ioc_imm *m = &v->desc.imms[0];
 	u8 b[8];
-	u64 x = 0;
 
-	if (!xk_rule_data_bytes(m->a, m->b, n, m->size, b))
-		memcpy(&x, b, sizeof(x));
-	return x;
+	if (xk_rule_data_bytes(m->a, m->b, n, m->size, b))
+		return false;
+	memcpy(x, b, sizeof(*x));
+	return true;
 }
 
 static bool exchange(unsigned long addr, u32 size, u64 old, u64 new)
@@ -176,30 +301,35 @@ static bool exchange(unsigned long addr, u32 size, u64 old, u64 new)
 }
 
 /*
- * c's variables go from what value `from` put there to what `to` puts.
- * The commit point of a transition calls it with the value in force
- * (xk_transition.c: under tx->lock, in stop_machine, or from the ioctl
- * with xk_lock held), a faulted constant's disarming, and unload. No lock,
- * no sleep: a compare-and-exchange per field, so a value written since by
- * anyone else stays (v->changed, reported by xk_var_report). A variable of
- * a module that went away is skipped: xk_var_module_going marks it before
- * the module's memory is freed, which waits for a grace period that this
- * function (preemption or interrupts off at every caller) holds off.
+ * c's variables take what value `to` puts there, each from the value our
+ * last write left (v->cur). The commit point of a transition calls it with
+ * the value in force (xk_transition.c: under tx->lock, in stop_machine, or
+ * from the ioctl with xk_lock held), and so do a faulted constant's
+ * disarming (back to the default, in the probed context) and destroy
+ * (under xk_lock). No lock, no sleep: a compare-and-exchange per field, so
+ * a value written since by anyone else stays (v->changed, reported by
+ * xk_var_report). The variables' modules are held (xk_var_validate); one
+ * unloaded by force is marked gone by the notifier under xk_lock before its
+ * memory is freed a grace period later, which the callers without xk_lock
+ * (interrupts or preemption off) hold off.
  */
-void xk_var_switch(struct xk_const *c, s64 from, s64 to)
+void xk_var_switch(struct xk_const *c, s64 to)
 {
-	if (from == to)
-		return;
 	for (int i = 0; i < c->nr_vars; i++) {
 		struct xk_var *v = &c->vars[i];
+		s64 cur = READ_ONCE(v->cur);
+		u64 old, new;
 
-		if (READ_ONCE(v->gone) || !v->addr)
+		if (READ_ONCE(v->gone) || !v->addr || cur == to)
 			continue;
-		if (exchange(v->addr, v->desc.imms[0].size, field_at(v, from),
-			     field_at(v, to)))
+		if (!field_at(v, cur, &old) || !field_at(v, to, &new))
+			continue;	/* xk_var_check_value refused it */
+		if (exchange(v->addr, v->desc.imms[0].size, old, new)) {
+			WRITE_ONCE(v->cur, to);
 			atomic64_inc(&v->writes);
-		else
+		} else {
 			WRITE_ONCE(v->changed, true);
+		}
 	}
 }
 

@@ -81,9 +81,13 @@ struct xk_span {
 struct xk_var {
 	struct xk_ioc_span desc;	/* as loaded, validated */
 	unsigned long addr;		/* the field (kernel address) */
+	struct module *mod;		/* its module, held while loaded; or NULL */
+	s64 def;			/* the constant's compiled-in value */
+	s64 cur;			/* the value whose bytes the field holds
+					 * by our last write (def at load) */
 	atomic64_t writes;		/* switches that wrote it */
 	bool changed;			/* a switch found another value there */
-	bool gone;			/* its module went away */
+	bool gone;			/* its module went away (forced) */
 };
 
 enum xk_transition_state {
@@ -234,6 +238,9 @@ bool xk_const_replayed(const struct xk_const *c);
 const struct xk_ioc_replay *xk_span_replay(const struct xk_span *s, s64 n);
 void xk_const_destroy(struct xk_const *c);
 
+/* A symbol the kernel does not export (kallsyms_lookup_name); under
+ * xk_lock; 0 with why in error (xk_settle.c). */
+unsigned long xk_lookup_symbol(const char *name, char *error);
 /* Whether kallsyms' "name+off/size [module]" names func ("module:name"). */
 bool xk_same_symbol(const char *func, const char *name, const char *printed);
 
@@ -242,8 +249,10 @@ bool xk_same_symbol(const char *func, const char *name, const char *printed);
 int xk_var_validate(struct xk_var *v, int idx, char *error);
 /* Whether a*n + b fits every variable of c; under xk_lock. */
 int xk_var_check_value(const struct xk_const *c, s64 n, char *error);
-/* c's variables from value from to value to; any context, no lock. */
-void xk_var_switch(struct xk_const *c, s64 from, s64 to);
+/* c's variables to value to; any context, no lock. */
+void xk_var_switch(struct xk_const *c, s64 to);
+/* Lets go of the variables' modules; at destroy, under xk_lock. */
+void xk_var_release(struct xk_const *c);
 /* Logs variables a switch left as someone else set them; under xk_lock. */
 void xk_var_report(struct xk_const *c);
 /* Module mod is going: c's variables in it are never written again. */

@@ -495,10 +495,11 @@ static void __exit xk_exit(void)
 	char error[XK_ERROR_MAX];
 
 	misc_deregister(&xk_misc);
-	xk_settle_exit();
+	/* the tables first: the module notifier guards what they hold */
 	mutex_lock(&xk_lock);
 	xk_table_unload(NULL, true, error, &nr);
 	mutex_unlock(&xk_lock);
+	xk_settle_exit();
 	xk_transition_exit();
 	pr_info("unloaded\n");
 }

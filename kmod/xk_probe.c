@@ -131,7 +131,7 @@ static void write_faulted(struct xk_span *s, unsigned long addr)
 	atomic64_inc(&s->faults);
 	/* the compiled-in value in force: its variables too, once */
 	if (!xchg(&c->faulted, true))
-		xk_var_switch(c, READ_ONCE(c->value), c->def);
+		xk_var_switch(c, c->def);
 	pr_warn_ratelimited("%s: an access to %#lx at %pS faulted: constant disarmed "
 			    "(compiled-in value in force; xk unload it)\n",
 			    c->name, addr, (void *)s->probe_addr);

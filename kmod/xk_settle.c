@@ -69,7 +69,7 @@ static unsigned long (*lookup_name)(const char *name);
  * kprobes cannot find it, IBT seals it, or the name is unknown. Process
  * context, under xk_lock (which guards lookup_name).
  */
-static unsigned long lookup_symbol(const char *name, char *error)
+unsigned long xk_lookup_symbol(const char *name, char *error)
 {
 	struct kprobe kp = {
 		.symbol_name = "kallsyms_lookup_name",
@@ -108,8 +108,8 @@ static int resolve_text_poke(char *error)
 
 	if (poke_text && poke_mutex)
 		return 0;
-	poke = lookup_symbol("text_poke", error);
-	mutex = poke ? lookup_symbol("text_mutex", error) : 0;
+	poke = xk_lookup_symbol("text_poke", error);
+	mutex = poke ? xk_lookup_symbol("text_mutex", error) : 0;
 	if (!poke || !mutex)
 		return -EOPNOTSUPP;
 	if (!callable(poke))

@@ -585,8 +585,9 @@ void xk_const_destroy(struct xk_const *c)
 	 * again: back to the compiled-in value (a faulted constant's went
 	 * back when it faulted; a load that failed wrote none)
 	 */
-	xk_var_switch(c, READ_ONCE(c->faulted) ? c->def : c->value, c->def);
+	xk_var_switch(c, c->def);
 	xk_var_report(c);
+	xk_var_release(c);
 	/* the probes are gone and their handlers done: nothing reads these */
 	for (i = 0; i < c->nr_spans; i++) {
 		kfree(rcu_dereference_protected(c->spans[i].fast, 1));
@@ -783,6 +784,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		struct xk_span *s = &c->spans[i];
 
 		if (s->desc.emulate == XK_EMULATE_DATA) {
+			c->vars[c->nr_vars].def = c->def;
 			c->vars[c->nr_vars++].desc = s->desc;
 		} else if (c->nr_vars) {
 			xk_error(req->error, "span %d: code after a variable (the "

@@ -596,7 +596,9 @@ static bool tx_missed(struct xk_tx *tx)
  */
 static void set_value(struct xk_const *c, s64 v)
 {
-	xk_var_switch(c, c->value, v);
+	/* a faulted constant's variables stay compiled-in (xk_probe.c) */
+	if (!READ_ONCE(c->faulted) || v == c->def)
+		xk_var_switch(c, v);
 	WRITE_ONCE(c->value, v);
 }
 
@@ -1075,6 +1077,11 @@ int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
 	 * instant, only when no thread is inside (xk_ioc_span.emulate) */
 	for (i = 0; i < req->nr && mode == XK_MODE_IMMEDIATE; i++)
 		if (req->value[i] != old[i] && xk_const_replayed(req->c[i]))
+			mode = XK_MODE_GLOBAL;
+	/* a variable is one for every thread: per task it would change under
+	 * the threads still running the old value's code (xk_data.c) */
+	for (i = 0; i < req->nr && mode == XK_MODE_PER_TASK; i++)
+		if (req->value[i] != old[i] && req->c[i]->nr_vars)
 			mode = XK_MODE_GLOBAL;
 	/* the new values' writes precomputed before any thread may see them */
 	for (i = 0; i < req->nr; i++)

@@ -627,10 +627,12 @@ static int run_cases(int fd, const struct table *t)
 		case 39: {
 			unsigned long long sz, a = ksym("modprobe_path", NULL, &sz);
 
+			/* the fit's bytes at the default, not modprobe_path's */
 			name = "a variable that does not hold the expected bytes";
 			make_variable(s, "modprobe_path", sz, a, "XXXX");
+			s->imms[0].b = 0x58585858 - b.req.def;
 			want_errno = ESTALE;
-			want = "not the compiled-in";
+			want = "does not hold the compiled-in";
 			break;
 		}
 		case 40: {
@@ -640,6 +642,37 @@ static int run_cases(int fd, const struct table *t)
 			make_variable(s, "modprobe_path", sz, a + 8, "/sbi");
 			want_errno = ESTALE;
 			want = "resolves to modprobe_path+0x8";
+			break;
+		}
+		case 42: {
+			unsigned long long sz, a = ksym("modprobe_path", NULL, &sz);
+
+			name = "expected bytes that are not the fit's at the default";
+			make_variable(s, "modprobe_path", sz, a, "/sbi");
+			want_errno = ESTALE;
+			want = "not the fit's at the compiled-in value";
+			break;
+		}
+		case 43:
+			/* func_size - size would wrap: any start passed */
+			name = "a variable smaller than its field, a field far past it";
+			make_variable(s, "modprobe_path", 1, 0, "/sbi");
+			s->imms[0].size = s->imms[0].insn_len = 8;
+			s->imms[0].width = 64;
+			s->expect_len = 8;
+			s->start = s->imms[0].insn = s->imms[0].field = 0x1000;
+			s->probe = 0x1008;
+			memset(s->expect_mask, 0xff, 8);
+			want = "unaligned, outside it or malformed";
+			break;
+		case 44: {
+			/* freed at boot; its page may still be mapped writable */
+			unsigned long long sz, a = ksym("boot_command_line", NULL, &sz);
+
+			name = "a variable in init data (freed)";
+			make_variable(s, "boot_command_line", sz, a, "\x20\0\0\0");
+			want_errno = EPERM;
+			want = "in neither the kernel's data or bss nor a module's";
 			break;
 		}
 		case 41:

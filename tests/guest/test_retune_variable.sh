@@ -29,8 +29,9 @@ $XK set SK_MEMORY_PCPU_RESERVE=1024 || fail "set 1024"
 expect_eq "retuned again" "$(rsv)" 1024
 $XK set --mode global SK_MEMORY_PCPU_RESERVE=512 || fail "set 512 globally"
 expect_eq "retuned globally" "$(rsv)" 512
-$XK set --mode per-task SK_MEMORY_PCPU_RESERVE=640 || fail "set 640 per task"
-expect_eq "retuned per task (a variable: for every thread)" "$(rsv)" 640
+out=$($XK set --mode per-task SK_MEMORY_PCPU_RESERVE=640) || fail "set 640 per task"
+echo "$out" | grep -q "(global," || fail "a variable switched per task: $out"
+expect_eq "retuned (globally: a variable is one for every thread)" "$(rsv)" 640
 # nothing to settle: a variable costs nothing already
 out=$($XK settle SK_MEMORY_PCPU_RESERVE) || fail "settle a constant of variables only"
 echo "$out" | grep -q "net_hotdata+0x1a8: a variable (no probe, nothing to settle)" ||
@@ -43,7 +44,7 @@ accepts 200 && fail "mem_pcpu_rsv took 200 after unload (minimum 256)"
 # the administrator's value stays: a load refuses to start over it ...
 accepts 300 || fail "mem_pcpu_rsv refused 300"
 out=$($XK set SK_MEMORY_PCPU_RESERVE=128 2>&1) && fail "set over the administrator's 300"
-echo "$out" | grep -q "net_hotdata+0x1a8 holds 300, not the compiled-in 256" ||
+echo "$out" | grep -q "net_hotdata+0x1a8 does not hold the compiled-in 256" ||
 	fail "refusal: $out"
 expect_eq "administrator's value kept" "$(rsv)" 300
 [ "$(probes_left)" = 0 ] || fail "a refused load left probes"

@@ -186,7 +186,8 @@ struct xk_ioc_load {
 struct xk_ioc_set {
 	__u32 size;
 	__u32 mode;		/* in; out: the mode used (a constant with a
-				 * replayed span never switches immediately:
+				 * variable never switches per task, one with a
+				 * replayed span never immediately:
 				 * global instead, xk_ioc_span.emulate) */
 	char name[XK_NAME_MAX];
 	__s64 value;
@@ -370,7 +371,9 @@ static inline const char *xk_ioc_data_check(const struct xk_ioc_span *d)
 		return "a variable's span has exactly one field";
 	if (size != 1 && size != 2 && size != 4 && size != 8)
 		return "a variable's field is not of 1, 2, 4 or 8 bytes";
-	if (d->start % size || d->start > d->func_size - size ||
+	/* func_size >= size first: func_size - size cannot wrap */
+	if (d->func_size < size || d->start % size ||
+	    d->start > d->func_size - size ||
 	    d->probe != d->start + size || d->expect_len != size ||
 	    m->insn != d->start || m->field != d->start ||
 	    m->insn_len != size || m->width != size * 8)
