@@ -91,6 +91,7 @@ static struct module *data_module(unsigned long field, u32 size, int idx,
 				  char *error)
 {
 	struct module *mod, *found = NULL;
+	bool said = false;
 
 	preempt_disable();
 	list_for_each_entry_rcu(mod, module_list, list) {
@@ -98,6 +99,7 @@ static struct module *data_module(unsigned long field, u32 size, int idx,
 
 		if (!within_module(field, mod))
 			continue;
+		said = true;
 		if (mod == THIS_MODULE) {
 			xk_error(error, "span %d: the variable is xkernel's own", idx);
 		} else if (READ_ONCE(mod->state) != MODULE_STATE_LIVE) {
@@ -115,7 +117,7 @@ static struct module *data_module(unsigned long field, u32 size, int idx,
 		break;
 	}
 	preempt_enable();
-	if (!found && !error[0])
+	if (!said)
 		xk_error(error, "span %d: the variable is in neither the kernel's "
 			 "data or bss nor a module's (init or per-CPU data?)", idx);
 	return found;
@@ -134,6 +136,7 @@ static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
 	unsigned long off, size, field = obj + d->start;
 	u8 live[8], def[8];
+	int err = -ESTALE;
 
 	*mod = NULL;
 	sprint_symbol(sym, obj);
@@ -147,17 +150,28 @@ static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
 	if (within_module(field, THIS_MODULE))
 		return xk_error(error, "span %d: %s is xkernel's own", idx,
 				d->func), -EPERM;
-	if (!writable_data(field, d->expect_len))
-		return xk_error(error, "span %d: %s+%#llx is not in writable data "
-				"(read-only, text, freed init memory, or unaligned)",
-				idx, d->func, d->start), -EPERM;
+	/* kernel structures, not settings: page tables, stacks and the zero
+	 * page are page-aligned pages of .data and .bss; a module's own
+	 * struct module lies in its data */
+	if ((!(obj & (PAGE_SIZE - 1)) && size >= PAGE_SIZE) ||
+	    !strcmp(name, "__this_module") || !strcmp(name, "init_task") ||
+	    !strcmp(name, "init_cred"))
+		return xk_error(error, "span %d: %s is a structure of the kernel, "
+				"no variable a constant initialises", idx, d->func),
+		       -EPERM;
+	/* the image's data or bss, or a live module's (a reference taken) */
 	if (!inside(field, d->expect_len, image_data[0], image_data[1]) &&
 	    !inside(field, d->expect_len, image_bss[0], image_bss[1])) {
-		/* not the image's data or bss: a live module's, or refused */
-		error[0] = '\0';
 		*mod = data_module(field, d->expect_len, idx, error);
 		if (!*mod)
 			return -EPERM;
+	}
+	if (!writable_data(field, d->expect_len)) {
+		xk_error(error, "span %d: %s+%#llx is not in writable data "
+			 "(read-only, text, freed init memory, or unaligned)",
+			 idx, d->func, d->start);
+		err = -EPERM;
+		goto refuse;
 	}
 	/* the table's own fit gives the bytes it expects at the default */
 	if (xk_rule_data_bytes(m->a, m->b, v->def, m->size, def) ||
@@ -182,7 +196,7 @@ refuse:
 	if (*mod)
 		module_put(*mod);
 	*mod = NULL;
-	return -ESTALE;
+	return err;
 }
 
 /*
@@ -366,8 +380,12 @@ void xk_var_module_going(struct xk_const *c, struct module *mod)
 	for (int i = 0; i < c->nr_vars; i++) {
 		struct xk_var *v = &c->vars[i];
 
-		if (!v->gone && v->addr && within_module(v->addr, mod)) {
+		if (!v->gone && v->addr && (v->mod == mod ||
+					    within_module(v->addr, mod))) {
 			WRITE_ONCE(v->gone, true);
+			/* unloaded by force despite our reference: the struct
+			 * module goes too, never to be put */
+			v->mod = NULL;
 			pr_info("%s: variable %s gone with module %s\n", c->name,
 				v->desc.func, mod->name);
 		}

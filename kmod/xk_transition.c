@@ -600,6 +600,11 @@ static void set_value(struct xk_const *c, s64 v)
 	if (!READ_ONCE(c->faulted) || v == c->def)
 		xk_var_switch(c, v);
 	WRITE_ONCE(c->value, v);
+	/* a fault between the check and the switch (its xchg pairs with
+	 * this barrier): the variables back to the compiled-in value */
+	smp_mb();
+	if (READ_ONCE(c->faulted) && v != c->def)
+		xk_var_switch(c, c->def);
 }
 
 /*

@@ -675,6 +675,26 @@ static int run_cases(int fd, const struct table *t)
 			want = "in neither the kernel's data or bss nor a module's";
 			break;
 		}
+		case 45: {
+			/* a page of .data: a page table of the kernel's mapping */
+			unsigned long long sz, a = ksym("level2_kernel_pgt", NULL, &sz);
+
+			name = "a page table in the kernel's data";
+			make_variable(s, "level2_kernel_pgt", sz, a, "\x20\0\0\0");
+			want_errno = EPERM;
+			want = "is a structure of the kernel";
+			break;
+		}
+		case 46: {
+			unsigned long long sz, a = ksym("init_cred", NULL, &sz);
+
+			name = "init's credentials";
+			make_variable(s, "init_cred", sz > 64 ? sz - 32 : sz, a,
+				      "\x20\0\0\0");
+			want_errno = EPERM;
+			want = "is a structure of the kernel";
+			break;
+		}
 		case 41:
 			name = "a span of code after a variable";
 			b.spans[0] = b.spans[1];
