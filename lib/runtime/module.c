@@ -137,11 +137,6 @@ static bool loaded_as_code(const struct xk_scope_span *s)
 	return s->cls != XK_SPAN_UNSUPPORTED && s->emulate != XK_EMULATE_DATA;
 }
 
-/*
- * Never half-applied: a table with a refused use would run some uses with
- * the new value and the others with the compiled-in one, a kernel built
- * with neither. Refused, naming the uses, unless the caller accepts it.
- */
 /* A refused use of t that is a static object sized by the constant (its
  * compiled size stays: check_complete), or NULL. */
 static const struct xk_scope_span *sized_by(const struct xk_scope *t)
@@ -152,6 +147,12 @@ static const struct xk_scope_span *sized_by(const struct xk_scope *t)
 			return &t->spans[i];
 	return NULL;
 }
+
+/*
+ * Never half-applied: a table with a refused use would run some uses with
+ * the new value and the others with the compiled-in one, a kernel built
+ * with neither. Refused, naming the uses, unless the caller accepts it.
+ */
 
 static int check_complete(const struct xk_scope *t, int64_t value, bool partial)
 {
@@ -299,8 +300,10 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	xk_strlcpy(req.name, t->constant, sizeof(req.name));
 	req.nr_spans = n;
 	req.def = t->def;
-	req.min = t->min;
-	req.max = t->max;
+	/* a constant that sizes an object takes no other value, later sets
+	 * included: the module's bounds say so (check_complete) */
+	req.min = sized_by(t) ? t->def : t->min;
+	req.max = sized_by(t) ? t->def : t->max;
 	req.value = value;
 	req.mode = policy ? XK_MODE_IMMEDIATE : OPTS_GET(opts, mode, XK_MODE_IMMEDIATE);
 	req.timeout_ms = OPTS_GET(opts, timeout_ms, 0);

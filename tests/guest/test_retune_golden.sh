@@ -105,6 +105,12 @@ for v in 4 9; do
 done
 [ "$(probes_left)" = 0 ] || fail "a refused set left probes"
 expect_field 5 size 40
+# loaded at its default (--partial), no later set can change it either
+$XK load --partial G_SIZE || fail "load --partial G_SIZE at its default"
+out=$($XK set G_SIZE=4 2>&1) && fail "G_SIZE=4 set while loaded"
+echo "$out" | grep -q "bounds \[8, 8\]" || fail "G_SIZE=4 while loaded: $out"
+$XK unload G_SIZE || fail "unload G_SIZE"
+expect_field 5 size 40
 [ "$(probes_left)" = 0 ] || fail "probes left after unload"
 
 # a module whose variable is retuned is held: it goes only after unload
