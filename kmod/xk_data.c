@@ -119,7 +119,8 @@ static struct module *data_module(unsigned long field, u32 size, int idx,
 	preempt_enable();
 	if (!said)
 		xk_error(error, "span %d: the variable is in neither the kernel's "
-			 "data or bss nor a module's (init or per-CPU data?)", idx);
+			 "data or bss nor a module's data (text, read-only, init "
+			 "or per-CPU data?)", idx);
 	return found;
 }
 

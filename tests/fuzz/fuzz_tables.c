@@ -603,7 +603,7 @@ static int run_cases(int fd, const struct table *t)
 			name = "a variable in the kernel's text";
 			make_variable(s, "vfs_read", sz, a, "\xf3\x0f\x1e\xfa");
 			want_errno = EPERM;
-			want = "is not in writable data";
+			want = "in neither the kernel's data or bss nor a module's";
 			break;
 		}
 		case 37: {
@@ -612,7 +612,7 @@ static int run_cases(int fd, const struct table *t)
 			name = "a variable in read-only data";
 			make_variable(s, "linux_banner", sz, a, "Linu");
 			want_errno = EPERM;
-			want = "is not in writable data";
+			want = "in neither the kernel's data or bss nor a module's";
 			break;
 		}
 		case 38: {
