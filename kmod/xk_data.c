@@ -135,16 +135,12 @@ static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
 	const struct xk_ioc_span *d = &v->desc;
 	const struct xk_ioc_imm *m = &d->imms[0];
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
-	unsigned long off, size, field = obj + d->start;
+	unsigned long size, field = obj + d->start;
 	u8 live[8], def[8];
 	int err = -ESTALE;
 
 	*mod = NULL;
-	sprint_symbol(sym, obj);
-	/* kallsyms sizes run to the next symbol: alignment padding included */
-	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &off, &size) != 3 ||
-	    !xk_same_symbol(d->func, name, sym) || off != 0 ||
-	    size < d->func_size || size >= d->func_size + 64)
+	if (!xk_symbol_is(obj, d->func, 0, d->func_size, sym, name, &size))
 		return xk_error(error, "span %d: %#lx resolves to %s; the table "
 				"expects the %llu-byte variable %s", idx, obj, sym,
 				d->func_size, d->func), -ESTALE;

@@ -241,8 +241,10 @@ void xk_const_destroy(struct xk_const *c);
 /* A symbol the kernel does not export (kallsyms_lookup_name); under
  * xk_lock; 0 with why in error (xk_settle.c). */
 unsigned long xk_lookup_symbol(const char *name, char *error);
-/* Whether kallsyms' "name+off/size [module]" names func ("module:name"). */
-bool xk_same_symbol(const char *func, const char *name, const char *printed);
+/* Whether addr is func+off ("module:name" a module's), func of func_size
+ * bytes by kallsyms (xk_table.c). */
+bool xk_symbol_is(unsigned long addr, const char *func, unsigned long off,
+		  u64 func_size, char *sym, char *name, unsigned long *size);
 
 /* xk_data.c: variables the constant initialises */
 /* At load, under xk_lock: resolves and checks a variable's field. */

@@ -362,7 +362,7 @@ static int check_store(struct xk_span *s, const struct xk_ioc_loc *l, int idx,
  * "module:name" (a module built from the kernel's tree). Runs at load,
  * under xk_lock.
  */
-bool xk_same_symbol(const char *func, const char *name, const char *printed)
+static bool same_symbol(const char *func, const char *name, const char *printed)
 {
 	const char *colon = strchr(func, ':'), *mod;
 	size_t n;
@@ -375,6 +375,24 @@ bool xk_same_symbol(const char *func, const char *name, const char *printed)
 	       mod[n + 1] == ']';
 }
 
+/*
+ * Whether addr is func+off, func a symbol of the table's func_size bytes
+ * (kallsyms' size runs to the next symbol: alignment padding included, up
+ * to 63 bytes). sym (KSYM_SYMBOL_LEN) gets what sprint_symbol() printed,
+ * name (KSYM_NAME_LEN) the symbol's name, *size kallsyms' size. At load,
+ * under xk_lock: function spans and variables (xk_data.c).
+ */
+bool xk_symbol_is(unsigned long addr, const char *func, unsigned long off,
+		  u64 func_size, char *sym, char *name, unsigned long *size)
+{
+	unsigned long at;
+
+	sprint_symbol(sym, addr);
+	return sscanf(sym, "%127[^+]+%lx/%lx", name, &at, size) == 3 &&
+	       same_symbol(func, name, sym) && at == off &&
+	       *size >= func_size && *size < func_size + 64;
+}
+
 static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		       char *error)
 {
@@ -385,7 +403,7 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	 * or its first (emulated) */
 	u64 at = d->emulate ? d->start : d->probe - d->post_len;
 	u8 live[XK_MAX_EXPECT];
-	unsigned long off, size;
+	unsigned long size;
 	int err;
 	u32 i, p;
 
@@ -415,11 +433,8 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 				"function, or not an instruction boundary", idx,
 				d->func, at, err), err;
 	s->rewrite_registered = true;
-	sprint_symbol(sym, (unsigned long)s->rewrite.addr);
-	/* kallsyms sizes run to the next symbol: alignment padding included */
-	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &off, &size) != 3 ||
-	    !xk_same_symbol(d->func, name, sym) || off != at ||
-	    size < d->func_size || size >= d->func_size + 64)
+	if (!xk_symbol_is((unsigned long)s->rewrite.addr, d->func, at,
+			  d->func_size, sym, name, &size))
 		return xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
 				"expects a %llu-byte function (another build?)", idx,
 				d->func, at, sym, d->func_size), -ESTALE;

@@ -223,6 +223,30 @@ static size_t relas_in(const struct xk_sec *sec, uint64_t start, uint64_t size,
 }
 
 #define MAX_COMPARED_RELAS 4096
+#define TARGET_TEXT 160
+
+/*
+ * Whether relocation ra, oa bytes into its symbol or instruction, and rb,
+ * ob bytes into its, fill the same field to the same place; when not, ta
+ * and tb (TARGET_TEXT bytes) say where each points. xa, xb: the objects'
+ * indexes for rela_target, or NULL.
+ */
+static bool same_place(const struct sym_index *xa, const struct xk_rela *ra,
+		       uint64_t oa, const struct sym_index *xb,
+		       const struct xk_rela *rb, uint64_t ob, char *ta, char *tb)
+{
+	/* a named symbol and the same addend: the same place; a section
+	 * symbol is resolved, its layout may differ */
+	if (oa == ob && ra->type == rb->type && ra->sym && rb->sym &&
+	    ra->addend == rb->addend &&
+	    GELF_ST_TYPE(ra->sym->sym.st_info) != STT_SECTION &&
+	    GELF_ST_TYPE(rb->sym->sym.st_info) != STT_SECTION &&
+	    !strcmp(ra->sym->name, rb->sym->name))
+		return true;
+	rela_target(xa, ra, ta, TARGET_TEXT);
+	rela_target(xb, rb, tb, TARGET_TEXT);
+	return oa == ob && ra->type == rb->type && !strcmp(ta, tb);
+}
 
 /*
  * Whether the relocations of symbol a (in base) and b (in variant), at the
@@ -239,7 +263,7 @@ static int same_relas(const struct sym_index *base, const struct xk_sym *a,
 			     MAX_COMPARED_RELAS);
 	size_t nb = relas_in(b->sec, b->sym.st_value, b->sym.st_size, rb,
 			     MAX_COMPARED_RELAS);
-	char ta[160], tb[160];
+	char ta[TARGET_TEXT], tb[TARGET_TEXT];
 
 	if (na > MAX_COMPARED_RELAS || nb > MAX_COMPARED_RELAS) {
 		snprintf(why, size, "%s has more than %d relocations to compare",
@@ -255,17 +279,7 @@ static int same_relas(const struct sym_index *base, const struct xk_sym *a,
 		uint64_t oa = ra[i]->offset - a->sym.st_value;
 		uint64_t ob = rb[i]->offset - b->sym.st_value;
 
-		/* a named symbol and the same addend: the same place; a
-		 * section symbol is resolved, its layout may differ */
-		if (oa == ob && ra[i]->type == rb[i]->type && ra[i]->sym &&
-		    rb[i]->sym && ra[i]->addend == rb[i]->addend &&
-		    GELF_ST_TYPE(ra[i]->sym->sym.st_info) != STT_SECTION &&
-		    GELF_ST_TYPE(rb[i]->sym->sym.st_info) != STT_SECTION &&
-		    !strcmp(ra[i]->sym->name, rb[i]->sym->name))
-			continue;
-		rela_target(base, ra[i], ta, sizeof(ta));
-		rela_target(var, rb[i], tb, sizeof(tb));
-		if (oa != ob || ra[i]->type != rb[i]->type || strcmp(ta, tb)) {
+		if (!same_place(base, ra[i], oa, var, rb[i], ob, ta, tb)) {
 			snprintf(why, size, "%s+0x%llx refers to %.60s, to %.60s "
 				 "in a build with another value", a->name,
 				 (unsigned long long)oa, ta, tb);
@@ -647,7 +661,7 @@ bool gen_same_relocs(const struct xk_sym *fa, const struct xk_insn *a,
 	const struct xk_rela *ra[4], *rb[4];
 	size_t na = relas_in(fa->sec, fa->sym.st_value + a->off, a->len, ra, 4);
 	size_t nb = relas_in(fb->sec, fb->sym.st_value + b->off, b->len, rb, 4);
-	char ta[160], tb[160];
+	char ta[TARGET_TEXT], tb[TARGET_TEXT];
 
 	if (na != nb || na > 4) {
 		snprintf(why, size, "+0x%lx %.60s: %zu relocations, %zu in a "
@@ -656,12 +670,9 @@ bool gen_same_relocs(const struct xk_sym *fa, const struct xk_insn *a,
 		return false;
 	}
 	for (size_t i = 0; i < na; i++) {
-		rela_target(NULL, ra[i], ta, sizeof(ta));
-		rela_target(NULL, rb[i], tb, sizeof(tb));
-		if (ra[i]->type != rb[i]->type ||
-		    ra[i]->offset - fa->sym.st_value - a->off !=
-			    rb[i]->offset - fb->sym.st_value - b->off ||
-		    strcmp(ta, tb)) {
+		if (!same_place(NULL, ra[i], ra[i]->offset - fa->sym.st_value - a->off,
+				NULL, rb[i], rb[i]->offset - fb->sym.st_value - b->off,
+				ta, tb)) {
 			snprintf(why, size, "+0x%lx %.60s: refers to %.50s, to "
 				 "%.50s in a build with another value (an address "
 				 "that depends on the constant)",

@@ -43,38 +43,31 @@ static int ioctl_err(const char *what, const char *error)
 }
 
 /*
- * Functions whose name the kernel has more than once (static functions of
- * several files): every copy's address, for the module to choose by bytes.
- * A name with more copies than the ABI carries is refused, not cut short.
+ * A function whose name the kernel has more than once (static functions
+ * of several files): every copy's address, for the module to choose by
+ * bytes. A name with more copies than the ABI carries is refused, not cut
+ * short; a unique name the module resolves itself.
  */
-static int add_candidates(struct xk_ioc_span *spans, int n)
+static int add_function_copies(const struct xk_kallsyms *ks,
+			       struct xk_ioc_span *d)
 {
-	struct xk_kallsyms ks;
-	int err = xk_kallsyms_read("/proc/kallsyms", true, &ks);
+	const struct xk_ksym *first;
+	size_t nr = xk_kallsyms_lookup(ks, d->func, &first), copies = 0;
 
-	if (err)
-		return err;
-	for (int i = 0; i < n && !err; i++) {
-		const struct xk_ksym *first;
-		size_t nr;
-
-		if (spans[i].emulate == XK_EMULATE_DATA)
-			continue;	/* add_addresses */
-		nr = xk_kallsyms_lookup(&ks, spans[i].func, &first);
-
-		if (nr > XK_MAX_CANDS) {
-			err = xk_err(-E2BIG, "%s: the kernel has %zu functions of this "
-					     "name, more than the %d a table may name",
-				     spans[i].func, nr, XK_MAX_CANDS);
-			break;
-		}
-		/* a unique name: the module resolves it itself */
-		spans[i].nr_cands = nr < 2 ? 0 : (__u32)nr;
-		for (size_t k = 0; k < nr && nr >= 2; k++)
-			spans[i].cands[k] = first[k].addr;
+	d->nr_cands = 0;
+	for (size_t k = 0; k < nr; k++) {
+		if (first[k].type != 't' && first[k].type != 'T')
+			continue;	/* a variable of that name */
+		if (copies < XK_MAX_CANDS)
+			d->cands[copies] = first[k].addr;
+		copies++;
 	}
-	xk_kallsyms_free(&ks);
-	return err;
+	if (copies > XK_MAX_CANDS)
+		return xk_err(-E2BIG, "%s: the kernel has %zu functions of this "
+				      "name, more than the %d a table may name",
+			      d->func, copies, XK_MAX_CANDS);
+	d->nr_cands = copies < 2 ? 0 : (__u32)copies;
+	return 0;
 }
 
 /*
@@ -116,16 +109,26 @@ static int add_variable_addresses(const struct xk_kallsyms *ks,
 	return 0;
 }
 
-static int add_addresses(struct xk_ioc_span *spans, int n)
+/*
+ * The addresses the module needs from kallsyms, in one read of
+ * /proc/kallsyms (it costs more than the rest of a load): the copies of
+ * repeated function names (funcs) and every variable's (vars; kprobes
+ * resolve no data), all symbols read only for those.
+ */
+static int add_addresses(struct xk_ioc_span *spans, int n, bool funcs,
+			 bool vars)
 {
 	struct xk_kallsyms ks;
-	int err = xk_kallsyms_read("/proc/kallsyms", false, &ks);
+	int err = xk_kallsyms_read("/proc/kallsyms", !vars, &ks);
 
 	if (err)
 		return err;
-	for (int i = 0; i < n && !err; i++)
+	for (int i = 0; i < n && !err; i++) {
 		if (spans[i].emulate == XK_EMULATE_DATA)
 			err = add_variable_addresses(&ks, &spans[i]);
+		else if (funcs)
+			err = add_function_copies(&ks, &spans[i]);
+	}
 	xk_kallsyms_free(&ks);
 	return err;
 }
@@ -154,10 +157,10 @@ static const struct xk_scope_span *sized_by(const struct xk_scope *t)
  * with neither. Refused, naming the uses, unless the caller accepts it.
  */
 
-static int check_complete(const struct xk_scope *t, int64_t value, bool partial)
+static int check_complete(const struct xk_scope *t,
+			  const struct xk_scope_span *sized, int64_t value,
+			  bool partial)
 {
-	const struct xk_scope_span *sized = sized_by(t);
-
 	char list[512] = "";
 	int nr = 0;
 
@@ -241,9 +244,10 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 			   struct xk_rt_result *res)
 {
 	const char *policy = OPTS_GET(opts, policy, NULL);
+	const struct xk_scope_span *sized = sized_by(t);
 	struct xk_ioc_load req = { .size = sizeof(req) };
 	struct xk_ioc_span *spans;
-	bool replayed;
+	bool replayed, funcs = false, vars = false;
 	int n = 0, err = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -255,7 +259,7 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]",
 			      t->constant, value, (long long)t->min,
 			      (long long)t->max);
-	err = check_complete(t, value, OPTS_GET(opts, partial, false));
+	err = check_complete(t, sized, value, OPTS_GET(opts, partial, false));
 	if (err)
 		return err;
 	spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*spans));
@@ -278,21 +282,13 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 		return xk_err(-E2BIG, "%s: %d spans, the module takes %d",
 			      t->constant, n, XK_MAX_SPANS);
 	}
-	/* every copy's address only when a name may repeat: reading
-	 * /proc/kallsyms costs more than the rest of a load */
+	/* kallsyms only when a function's name may repeat, or for a variable */
 	for (int i = 0; i < t->nr_spans; i++) {
-		if (loaded_as_code(&t->spans[i]) && t->spans[i].copies != 1) {
-			err = add_candidates(spans, n);
-			break;
-		}
+		funcs |= loaded_as_code(&t->spans[i]) && t->spans[i].copies != 1;
+		vars |= t->spans[i].cls == XK_SPAN_DATA;
 	}
-	/* a variable's address always (kprobes resolves no data) */
-	for (int i = 0; i < n && !err; i++) {
-		if (spans[i].emulate == XK_EMULATE_DATA) {
-			err = add_addresses(spans, n);
-			break;
-		}
-	}
+	if (funcs || vars)
+		err = add_addresses(spans, n, funcs, vars);
 	if (err) {
 		free(spans);
 		return err;
@@ -302,8 +298,8 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 	req.def = t->def;
 	/* a constant that sizes an object takes no other value, later sets
 	 * included: the module's bounds say so (check_complete) */
-	req.min = sized_by(t) ? t->def : t->min;
-	req.max = sized_by(t) ? t->def : t->max;
+	req.min = sized ? t->def : t->min;
+	req.max = sized ? t->def : t->max;
 	req.value = value;
 	req.mode = policy ? XK_MODE_IMMEDIATE : OPTS_GET(opts, mode, XK_MODE_IMMEDIATE);
 	req.timeout_ms = OPTS_GET(opts, timeout_ms, 0);

@@ -305,6 +305,7 @@ static unsigned long long ksym(const char *name, const char *mod,
 	unsigned long long a, found = 0, next = ~0ULL;
 	char line[512], type, sym[256], m[64];
 
+	*size = 0;
 	if (!f)
 		return 0;
 	/* first the symbol, then the nearest address above it */
@@ -348,6 +349,19 @@ static void make_variable(struct xk_ioc_span *s, const char *name,
 					  .size = 4, .width = 32, .a = 1, .b = 0 };
 	s->nr_cands = addr ? 1 : 0;
 	s->cands[0] = addr;
+}
+
+/* Span s made the variable name (of module mod, or vmlinux's) as kallsyms
+ * has it now: its address and size, a 4-byte field at 0 expecting bytes. */
+static void live_variable(struct xk_ioc_span *s, const char *name,
+			  const char *mod, const char *bytes)
+{
+	unsigned long long size, addr = ksym(name, mod, &size);
+	char func[XK_FUNC_MAX];
+
+	snprintf(func, sizeof(func), "%s%s%s", mod ? mod : "", mod ? ":" : "",
+		 name);
+	make_variable(s, func, size, addr, bytes);
 }
 
 /*
@@ -597,62 +611,45 @@ static int run_cases(int fd, const struct table *t)
 			want_errno = ENOENT;
 			want = "not found in kallsyms";
 			break;
-		case 36: {
-			unsigned long long sz, a = ksym("vfs_read", NULL, &sz);
-
+		case 36:
 			name = "a variable in the kernel's text";
-			make_variable(s, "vfs_read", sz, a, "\xf3\x0f\x1e\xfa");
+			live_variable(s, "vfs_read", NULL, "\xf3\x0f\x1e\xfa");
 			want_errno = EPERM;
 			want = "in neither the kernel's data or bss nor a module's";
 			break;
-		}
-		case 37: {
-			unsigned long long sz, a = ksym("linux_banner", NULL, &sz);
-
+		case 37:
 			name = "a variable in read-only data";
-			make_variable(s, "linux_banner", sz, a, "Linu");
+			live_variable(s, "linux_banner", NULL, "Linu");
 			want_errno = EPERM;
 			want = "in neither the kernel's data or bss nor a module's";
 			break;
-		}
-		case 38: {
-			unsigned long long sz, a = ksym("xk_consts", "xkernel", &sz);
-
+		case 38:
 			name = "xkernel's own variable";
-			make_variable(s, "xkernel:xk_consts", sz, a, "\0\0\0\0");
+			live_variable(s, "xk_consts", "xkernel", "\0\0\0\0");
 			want_errno = EPERM;
 			want = "is xkernel's own";
 			break;
-		}
-		case 39: {
-			unsigned long long sz, a = ksym("modprobe_path", NULL, &sz);
-
+		case 39:
 			/* the fit's bytes at the default, not modprobe_path's */
 			name = "a variable that does not hold the expected bytes";
-			make_variable(s, "modprobe_path", sz, a, "XXXX");
+			live_variable(s, "modprobe_path", NULL, "XXXX");
 			s->imms[0].b = 0x58585858 - b.req.def;
 			want_errno = ESTALE;
 			want = "does not hold the compiled-in";
 			break;
-		}
-		case 40: {
-			unsigned long long sz, a = ksym("modprobe_path", NULL, &sz);
-
+		case 40:
 			name = "a variable's address inside it";
-			make_variable(s, "modprobe_path", sz, a + 8, "/sbi");
+			live_variable(s, "modprobe_path", NULL, "/sbi");
+			s->cands[0] += 8;
 			want_errno = ESTALE;
 			want = "resolves to modprobe_path+0x8";
 			break;
-		}
-		case 42: {
-			unsigned long long sz, a = ksym("modprobe_path", NULL, &sz);
-
+		case 42:
 			name = "expected bytes that are not the fit's at the default";
-			make_variable(s, "modprobe_path", sz, a, "/sbi");
+			live_variable(s, "modprobe_path", NULL, "/sbi");
 			want_errno = ESTALE;
 			want = "not the fit's at the compiled-in value";
 			break;
-		}
 		case 43:
 			/* func_size - size would wrap: any start passed */
 			name = "a variable smaller than its field, a field far past it";
@@ -665,36 +662,28 @@ static int run_cases(int fd, const struct table *t)
 			memset(s->expect_mask, 0xff, 8);
 			want = "unaligned, outside it or malformed";
 			break;
-		case 44: {
+		case 44:
 			/* freed at boot; its page may still be mapped writable */
-			unsigned long long sz, a = ksym("boot_command_line", NULL, &sz);
-
 			name = "a variable in init data (freed)";
-			make_variable(s, "boot_command_line", sz, a, "\x20\0\0\0");
+			live_variable(s, "boot_command_line", NULL, "\x20\0\0\0");
 			want_errno = EPERM;
 			want = "in neither the kernel's data or bss nor a module's";
 			break;
-		}
-		case 45: {
+		case 45:
 			/* a page of .data: a page table of the kernel's mapping */
-			unsigned long long sz, a = ksym("level2_kernel_pgt", NULL, &sz);
-
 			name = "a page table in the kernel's data";
-			make_variable(s, "level2_kernel_pgt", sz, a, "\x20\0\0\0");
+			live_variable(s, "level2_kernel_pgt", NULL, "\x20\0\0\0");
 			want_errno = EPERM;
 			want = "is a structure of the kernel";
 			break;
-		}
-		case 46: {
-			unsigned long long sz, a = ksym("init_cred", NULL, &sz);
-
+		case 46:
 			name = "init's credentials";
-			make_variable(s, "init_cred", sz > 64 ? sz - 32 : sz, a,
-				      "\x20\0\0\0");
+			live_variable(s, "init_cred", NULL, "\x20\0\0\0");
+			if (s->func_size > 64)	/* padding up to the next symbol */
+				s->func_size -= 32;
 			want_errno = EPERM;
 			want = "is a structure of the kernel";
 			break;
-		}
 		case 41:
 			name = "a span of code after a variable";
 			b.spans[0] = b.spans[1];
