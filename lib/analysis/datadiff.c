@@ -430,12 +430,52 @@ static bool is_setter(const struct xk_sym *f, const struct xk_func_code *code)
 }
 
 /*
+ * Whether function f of object o is a sysctl handler: it calls one of the
+ * kernel's proc_do* parsers (proc_dointvec, proc_douintvec_minmax, ...) and
+ * data of o holds its address (a ctl_table's .proc_handler). Its stores run
+ * when an administrator writes the sysctl, with what was written or a
+ * default the constant gives (sched_rr_handler stores sched_rr_timeslice
+ * and sysctl_sched_rr_timeslice): the setting's own interface, like a
+ * setter's. The module changes such a variable only from the value it put
+ * there (compare-and-exchange), so an administrator's value stays.
+ */
+static bool is_sysctl_handler(const struct xk_obj *o, const struct xk_sym *f)
+{
+	bool parses = false, in_table = false;
+
+	for (size_t k = 0; k < f->sec->nr_relas && !parses; k++) {
+		const struct xk_rela *r = &f->sec->relas[k];
+
+		parses = r->offset >= f->sym.st_value &&
+			 r->offset < f->sym.st_value + f->sym.st_size &&
+			 r->sym && r->sym->sec == NULL &&
+			 !strncmp(r->sym->name, "proc_do", 7);
+	}
+	for (size_t i = 0; i < o->nr_secs && parses && !in_table; i++) {
+		const struct xk_sec *s = &o->secs[i];
+
+		if (s->sh.sh_flags & SHF_EXECINSTR || !(s->sh.sh_flags & SHF_ALLOC))
+			continue;
+		for (size_t k = 0; k < s->nr_relas && !in_table; k++) {
+			const struct xk_rela *r = &s->relas[k];
+
+			in_table = r->sym && (r->sym == f ||
+				   (GELF_ST_TYPE(r->sym->sym.st_info) == STT_SECTION &&
+				    r->sym->sec == f->sec &&
+				    r->addend == (int64_t)f->sym.st_value));
+		}
+	}
+	return parses && in_table;
+}
+
+/*
  * Whether the code of object o writes bytes [from, to) of data object y,
  * or takes an address inside them (a pointer the analysis cannot follow):
  * then the variable is state the kernel changes as it runs, not a setting,
  * and why names the instruction. Its data's references (a sysctl table's
- * .data = &var, a module parameter's) and a setter's store (is_setter) are
- * the variable's own interface and no reason. Code of other objects writing a global variable is not seen
+ * .data = &var, a module parameter's), a setter's store (is_setter) and a
+ * sysctl handler's (is_sysctl_handler) are the variable's own interface and
+ * no reason. Code of other objects writing a global variable is not seen
  * (docs/design.md, Limits).
  */
 static int code_writes(const struct xk_obj *o, const struct xk_sym *y,
@@ -493,13 +533,20 @@ static int code_writes(const struct xk_obj *o, const struct xk_sym *y,
 							 in->id != X86_INS_TEST &&
 							 in->id != X86_INS_BT;
 					} else if (op->type == X86_OP_IMM) {
-						address = true;	/* mov $var, %reg */
+						/* mov $var, %reg: the relocation
+						 * is the immediate's, not a
+						 * store's displacement (movl
+						 * $0x19, var(%rip)) */
+						address |= !in->x86.encoding.imm_offset ||
+							   r[k]->offset - f->sym.st_value -
+							   in->off == in->x86.encoding.imm_offset;
 					}
 				}
 				address |= in->id == X86_INS_LEA;
 				if ((uint64_t)at >= to || (uint64_t)at + width <= from)
 					continue;
-				if (store && !address && is_setter(f, &code))
+				if (store && !address &&
+				    (is_setter(f, &code) || is_sysctl_handler(o, f)))
 					continue;	/* its own interface */
 				if (store || address) {
 					*writes = true;
@@ -536,6 +583,20 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 		snprintf(why, size, "data: %s holds a value that depends on the "
 			 "constant, in %s, which the kernel does not write after "
 			 "boot", y->name, y->sec->name);
+		return 0;
+	}
+	/* what the module refuses as the kernel's own structures
+	 * (kmod/xk_data.c, check_candidate) is refused here first: the
+	 * boot CPU's idle task, the first credentials, a module's own record */
+	if (!strcmp(y->name, "init_task") || !strcmp(y->name, "init_cred") ||
+	    !strcmp(y->name, "__this_module") ||
+	    (y->sec->sh.sh_addralign >= 4096 && !(y->sym.st_value & 4095) &&
+	     y->sym.st_size >= 4096)) {
+		snprintf(why, size, "data: %s+0x%lx is initialised by the "
+			 "constant, but %s is a structure of the kernel's own "
+			 "(a task, credentials, a page of its tables) the module "
+			 "does not write", y->name, (unsigned long)next_diff(y, z[0], 0),
+			 y->name);
 		return 0;
 	}
 	for (int v = 0; v < GEN_NR_VARIANTS; v++) {

@@ -78,6 +78,24 @@ expect_field 25 init 0
 expect_field 1000 init 0
 $XK unload G_INIT || fail "unload G_INIT"
 expect_eq "G_INIT unloaded" "$(cat $PARAM)" 300
+
+# golden_sysctl_limit = G_SYSCTL, a sysctl whose handler resets it to the
+# constant when 0 is written: the variable and the handler's reset retuned
+SYSCTL=/proc/sys/xk_golden/golden_sysctl_limit
+expect_eq "G_SYSCTL compiled-in" "$(cat $SYSCTL)" 40
+expect_field 25 sysctl 0
+$XK set G_SYSCTL=20 || fail "set G_SYSCTL (a sysctl's variable)"
+expect_eq "G_SYSCTL=20" "$(cat $SYSCTL)" 20
+expect_field 25 sysctl 1
+echo 0 > $SYSCTL
+expect_eq "G_SYSCTL reset by its handler to the retuned 20" "$(cat $SYSCTL)" 20
+$XK unload G_SYSCTL || fail "unload G_SYSCTL"
+expect_eq "G_SYSCTL unloaded" "$(cat $SYSCTL)" 40
+echo 0 > $SYSCTL
+expect_eq "G_SYSCTL reset to the compiled-in 40" "$(cat $SYSCTL)" 40
+out=$($XK set G_RESET=9 2>&1) && fail "G_RESET set: a variable code stores over was written"
+echo "$out" | grep -q "golden_reset_level+0x0 is initialised by the constant, but golden_reset" ||
+	fail "G_RESET refusal: $out"
 expect_field 1000 init 1
 # changed through its own interface: a load refuses it, nothing is loaded
 echo 400 > $PARAM

@@ -6,8 +6,9 @@
 # built with the value holds; unloaded, the compiled-in ones again. A value
 # the administrator set through the sysctl is never overwritten.
 . "$(dirname "$0")/lib.sh"
-trap 'cleanup_xk; echo 256 > $RSV' EXIT
+trap 'cleanup_xk; echo 256 > $RSV; echo 0 > $RR' EXIT
 RSV=/proc/sys/net/core/mem_pcpu_rsv
+RR=/proc/sys/kernel/sched_rr_timeslice_ms
 rsv() { cat $RSV; }
 # whether the sysctl accepts a value (its minimum is the constant)
 accepts() { echo "$1" > $RSV 2>/dev/null; }
@@ -60,3 +61,48 @@ dmesg | grep -q "net_hotdata+0x1a8 was changed since xkernel wrote it" ||
 $XK unload SK_MEMORY_PCPU_RESERVE || fail "unload"
 expect_eq "left at unload" "$(rsv)" 600
 log "SK_MEMORY_PCPU_RESERVE: net.core.mem_pcpu_rsv and its minimum retuned and restored; the administrator's values kept"
+
+# RR_TIMESLICE (include/linux/sched/rt.h, 25 jiffies at HZ=250) initialises
+# two variables its sysctl handler stores to, sched_rr_timeslice (what a
+# SCHED_RR task gets) and sysctl_sched_rr_timeslice (kernel.
+# sched_rr_timeslice_ms): the handler's stores are the administrator's
+# setting, so both are settings, retuned with the handler's own use (a 0
+# written resets the slice to the constant). init_task's slice is the boot
+# CPU's idle task's, refused: the load needs --partial.
+rr() { cat $RR; }
+# the slice a new SCHED_RR task is given, in milliseconds
+rr_slice() {
+	python3 -c 'import os; os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1)); print(round(os.sched_rr_get_interval(0) * 1000))'
+}
+echo 0 > $RR
+expect_eq "RR compiled-in" "$(rr)" 100
+expect_eq "RR task's slice compiled-in" "$(rr_slice)" 100
+out=$($XK set RR_TIMESLICE=50 2>&1) && fail "RR_TIMESLICE loaded with its use in init_task refused"
+echo "$out" | grep -q "init_task" || fail "refusal does not name init_task: $out"
+$XK set --partial RR_TIMESLICE=50 || fail "set --partial RR_TIMESLICE=50"
+expect_eq "RR retuned (sysctl)" "$(rr)" 200
+expect_eq "RR task's slice retuned" "$(rr_slice)" 200
+$XK status | grep -q "init_task+0x1a0" || fail "status does not list the kept use: $($XK status)"
+# the handler's reset to the constant is retuned too
+echo 0 > $RR
+expect_eq "RR reset by the handler to the retuned default" "$(rr)" 200
+echo 300 > $RR
+expect_eq "RR task's slice as the administrator set it" "$(rr_slice)" 300
+$XK set --partial RR_TIMESLICE=30 || fail "set RR_TIMESLICE=30"
+expect_eq "RR administrator's value kept" "$(rr)" 300
+echo 0 > $RR
+expect_eq "RR reset to the new default" "$(rr)" 120
+expect_eq "RR task's slice at the new default" "$(rr_slice)" 120
+# unloaded, what the administrator's reset stored stays (it was not ours);
+# the handler's reset is the compiled-in 25 jiffies again
+$XK unload RR_TIMESLICE || fail "unload RR_TIMESLICE"
+expect_eq "RR left as the administrator's reset stored it" "$(rr)" 120
+echo 0 > $RR
+expect_eq "RR reset to the compiled-in default" "$(rr)" 100
+expect_eq "RR task's slice compiled-in again" "$(rr_slice)" 100
+$XK set --partial RR_TIMESLICE=50 || fail "set RR_TIMESLICE=50 again"
+$XK unload RR_TIMESLICE || fail "unload RR_TIMESLICE again"
+expect_eq "RR unloaded" "$(rr)" 100
+expect_eq "RR task's slice unloaded" "$(rr_slice)" 100
+[ "$(probes_left)" = 0 ] || fail "probes left after RR_TIMESLICE"
+log "RR_TIMESLICE: sched_rr_timeslice and kernel.sched_rr_timeslice_ms retuned through their handler and restored"

@@ -179,6 +179,15 @@ static int G_INIT_spans(void)
 EXPECT(GOLDEN, G_BUDGET, { "golden_budget", XK_SPAN_UNSUPPORTED, 0, 0,
 			   "golden_budget+0x0 is initialised by the constant, but "
 			   "golden_spend+0x" })
+/* a sysctl's variable: its handler's stores (proc_dointvec, then the
+ * constant when 0 was written) are the administrator's, so the variable is
+ * written (class data) and the handler's immediate retuned */
+EXPECT(GOLDEN, G_SYSCTL, { "golden_sysctl_limit", XK_SPAN_DATA, 1, 0, NULL },
+			 { "golden_sysctl_handler", XK_SPAN_MEMORY, 1, 0, NULL })
+/* an immediate stored over the variable by other code: state, refused (the
+ * store's relocation is its displacement's, no address taken) */
+EXPECT(GOLDEN, G_RESET, { "golden_reset_level", XK_SPAN_UNSUPPORTED, 0, 0,
+			  "golden_reset+0xb mov dword ptr [rip], 1 stores to it" })
 /* golden_sized[N] and its loop's bound: the loop is a span, the array a
  * refused use that refuses every other value, --partial or not */
 static int G_SIZE_spans(void)
@@ -817,6 +826,7 @@ int main(void)
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
+		T(G_SYSCTL_spans), T(G_RESET_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
