@@ -39,6 +39,73 @@ int xk_gpr(unsigned int cs_reg, int *width, bool *high8)
 	return -1;
 }
 
+/* The relocation applied inside [start, end) of section sec, or NULL. */
+static const struct xk_rela *rela_in(const struct xk_sec *sec, uint64_t start,
+				     uint64_t end)
+{
+	for (size_t i = 0; i < sec->nr_relas; i++)
+		if (sec->relas[i].offset >= start && sec->relas[i].offset < end)
+			return &sec->relas[i];
+	return NULL;
+}
+
+/*
+ * A static_cpu_has() site (arch/x86/include/asm/cpufeature.h): its jmp r
+ * into .altinstr_aux, where `testb $bit, cap_byte; jnz t_yes; jmp t_no`
+ * runs until alternatives patch the jmp at boot, for good, into NOPs (the
+ * feature is there: fall through) or `jmp t_no`. So once the kernel runs,
+ * the site is a conditional jump to t_no: the offset of t_no in f, or -1
+ * when the aux code is not that form (a label outside f, a store, no jmp
+ * within 64 bytes).
+ */
+static int64_t alt_site_target(csh h, const struct xk_sym *f, uint64_t in_end,
+			       const struct xk_rela *r)
+{
+	const struct xk_sec *aux = r->sym->sec;
+	uint64_t at = r->sym->sym.st_value + (uint64_t)r->addend + (in_end - r->offset);
+	int64_t target = -1;
+	size_t n;
+	cs_insn *ci;
+
+	if (!aux->data || at >= aux->sh.sh_size)
+		return -1;
+	n = cs_disasm(h, aux->data + at, aux->sh.sh_size - at < 64 ?
+		      aux->sh.sh_size - at : 64, at, 0, &ci);
+	for (size_t i = 0; i < n; i++) {
+		const cs_x86 *x = &ci[i].detail->x86;
+		bool jump = cs_insn_group(h, &ci[i], X86_GRP_JUMP);
+		const struct xk_rela *ra;
+		uint64_t t;
+
+		if (!jump) {
+			bool store = cs_insn_group(h, &ci[i], X86_GRP_CALL) ||
+				     cs_insn_group(h, &ci[i], X86_GRP_RET);
+
+			for (int k = 0; k < x->op_count; k++)
+				store |= x->operands[k].type == X86_OP_MEM &&
+					 (x->operands[k].access & CS_AC_WRITE) &&
+					 ci[i].id != X86_INS_TEST &&
+					 ci[i].id != X86_INS_CMP;
+			if (store)
+				break;
+			continue;
+		}
+		if (ci[i].id != X86_INS_JMP)
+			continue;	/* jnz t_yes: the boot-time path only */
+		ra = rela_in(aux, ci[i].address, ci[i].address + ci[i].size);
+		if (!ra || !ra->sym || ra->sym->sec != f->sec)
+			break;
+		t = ra->sym->sym.st_value + (uint64_t)ra->addend +
+		    (ci[i].address + ci[i].size - ra->offset);
+		if (t >= f->sym.st_value && t < f->sym.st_value + f->sym.st_size)
+			target = (int64_t)(t - f->sym.st_value);
+		break;
+	}
+	if (n)
+		cs_free(ci, n);
+	return target;
+}
+
 static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 		      const struct xk_sym *f, struct xk_insn *in)
 {
@@ -77,11 +144,23 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 	}
 	in->has_reloc = xk_func_reloc_at(f, in->off, in->len);
 	/* a relocated jump leaves the function: a tail call or the return
-	 * thunk (RETHUNK builds turn ret into jmp __x86_return_thunk) */
+	 * thunk (RETHUNK builds turn ret into jmp __x86_return_thunk); but a
+	 * static_cpu_has() site stays in it (alt_site_target), and one whose
+	 * labels are not found goes anywhere (as an indirect jump) */
 	if (in->is_branch && in->has_reloc) {
+		uint64_t start = f->sym.st_value + in->off;
+		const struct xk_rela *r = rela_in(f->sec, start, start + in->len);
+
 		in->target = -1;
-		if (!in->is_cond)
+		if (r && r->sym && r->sym->sec &&
+		    !strcmp(r->sym->sec->name, ".altinstr_aux") &&
+		    ci->id == X86_INS_JMP) {
+			in->target = alt_site_target(h, f, start + in->len, r);
+			in->alt_site = in->target >= 0;
+			in->is_cond = in->alt_site;
+		} else if (!in->is_cond) {
 			in->is_ret = true;
+		}
 	}
 	/* the diff's view: targets and relocated fields do not count */
 	if (in->target >= 0 || (in->is_call && in->has_reloc))

@@ -105,6 +105,7 @@ struct xk_insn {
 	int64_t imm;		/* the first immediate operand */
 	bool rip_relative;
 	bool has_reloc;		/* a relocation covers some of its bytes */
+	bool alt_site;		/* a static_cpu_has() site: a jcc to its t_no */
 };
 
 struct xk_func_code {

@@ -106,8 +106,9 @@ static bool leaves(const struct xk_sym *f, const struct xk_insn *in)
  * What the replayed form cannot follow in a function of object o: an
  * exception-table entry (a fixup may land inside a region, and is not
  * compared), an indirect jump (a table's targets are not known), a
- * relocated branch to anything but a function's start or an external
- * symbol (a .cold part runs on the variant's registers but is not
+ * relocated branch to anything but a function's start, an external
+ * symbol or a static_cpu_has() site (a branch inside the function, see
+ * disasm.c) (a .cold part runs on the variant's registers but is not
  * diffed, and the thread comes back into the function), a conditional
  * jump into another function. NULL, or why.
  */
@@ -127,7 +128,7 @@ static const char *unfollowable(const struct xk_obj *o, const struct xk_sym *f,
 				 (unsigned long long)in->off, in->text);
 			return buf;
 		}
-		if ((in->is_branch || in->is_ret) && r && r->sym &&
+		if ((in->is_branch || in->is_ret) && r && r->sym && !in->alt_site &&
 		    !(r->sym->sym.st_shndx == SHN_UNDEF ||
 		      (r->sym->is_func && !strstr(r->sym->name, ".cold") &&
 		       r->addend == -4))) {

@@ -93,6 +93,18 @@ $XK unload G_SYSCTL || fail "unload G_SYSCTL"
 expect_eq "G_SYSCTL unloaded" "$(cat $SYSCTL)" 40
 echo 0 > $SYSCTL
 expect_eq "G_SYSCTL reset to the compiled-in 40" "$(cat $SYSCTL)" 40
+# golden_alt = ((golden_target.a + G_ALT) ^ limit, or - x) * x: the value
+# lives across a static_cpu_has(X86_FEATURE_AVX2) site, both paths retuned
+alt() {
+	if grep -qw avx2 /proc/cpuinfo; then echo $(( ($2 ^ 1000) * $1 ))
+	else echo $(( ($2 - $1) * $1 )); fi
+}
+expect_field 5 alt "$(alt 5 12)"
+$XK set G_ALT=20 || fail "set G_ALT"
+expect_field 5 alt "$(alt 5 20)"
+expect_field 25 alt "$(alt 25 20)"
+$XK unload G_ALT || fail "unload G_ALT"
+expect_field 5 alt "$(alt 5 12)"
 out=$($XK set G_RESET=9 2>&1) && fail "G_RESET set: a variable code stores over was written"
 echo "$out" | grep -q "golden_reset_level+0x0 is initialised by the constant, but golden_reset" ||
 	fail "G_RESET refusal: $out"

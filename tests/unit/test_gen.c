@@ -188,6 +188,25 @@ EXPECT(GOLDEN, G_SYSCTL, { "golden_sysctl_limit", XK_SPAN_DATA, 1, 0, NULL },
  * store's relocation is its displacement's, no address taken) */
 EXPECT(GOLDEN, G_RESET, { "golden_reset_level", XK_SPAN_UNSUPPORTED, 0, 0,
 			  "golden_reset+0xb mov dword ptr [rip], 1 stores to it" })
+/* a value live across a static_cpu_has() site (jmp .altinstr_aux): once
+ * alternatives ran the site falls through or jumps to its t_no label, so
+ * the safe span follows both paths to their returns; the site was taken
+ * for a return before, and the span ended there with the value live */
+static int G_ALT_spans(void)
+{
+	struct xk_scope t;
+	const struct xk_scope_span *sp;
+
+	CHECK(gen(GOLDEN, "G_ALT", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	sp = &t.spans[0];
+	CHECK(!strcmp(sp->func, "golden_alt") && sp->cls == XK_SPAN_REGISTER);
+	CHECK(sp->slice_len == 4 && sp->nr_exits == 2);
+	/* the two return thunks, after the xor and after the sub */
+	CHECK(sp->exits[0] == 0x1e && sp->exits[1] == 0x28);
+	xk_scope_free(&t);
+	return 0;
+}
 /* golden_sized[N] and its loop's bound: the loop is a span, the array a
  * refused use that refuses every other value, --partial or not */
 static int G_SIZE_spans(void)
@@ -826,7 +845,7 @@ int main(void)
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
-		T(G_SYSCTL_spans), T(G_RESET_spans),
+		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
