@@ -24,14 +24,22 @@ void span_refuse(struct xk_scope_span *sp, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Where control goes after instruction i, inside the function: 0 to 2. */
-int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2])
+/* Where control goes after instruction i, inside the function: 0 to
+ * DF_MAX_SUCC (a fault's fixup too: it may be taken instead of any). */
+int df_successors(const struct xk_func_code *code, size_t i,
+		  size_t succ[DF_MAX_SUCC])
 {
 	const struct xk_insn *in = &code->insn[i];
 	int ns = 0;
 
+	if (in->fixup >= 0) {
+		ssize_t t = xk_code_index(code, (uint64_t)in->fixup);
+
+		if (t >= 0)
+			succ[ns++] = t;
+	}
 	if (in->is_ret)
-		return 0;
+		return ns;
 	if (in->target >= 0 && !in->is_call) {
 		ssize_t t = xk_code_index(code, in->target);
 
@@ -72,7 +80,7 @@ static int read_width(const struct xk_func_code *code, size_t probe_idx, int reg
 {
 	size_t n = code->nr;
 	bool *seen = calloc(n, sizeof(bool));
-	size_t *stack = calloc(2 * n + 2, sizeof(size_t)), sp = 0;
+	size_t *stack = calloc(DF_MAX_SUCC * (n + 1), sizeof(size_t)), sp = 0;
 
 	if (!seen || !stack) {
 		free(seen);
@@ -186,7 +194,7 @@ bool df_flags_live(const struct xk_func_code *code, size_t idx)
 {
 	size_t n = code->nr;
 	bool *seen = calloc(n, sizeof(bool));
-	size_t *stack = calloc(2 * n + 2, sizeof(size_t)), sp = 0;
+	size_t *stack = calloc(DF_MAX_SUCC * (n + 1), sizeof(size_t)), sp = 0;
 	bool live = false;
 
 	if (!seen || !stack) {
@@ -393,7 +401,7 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		size_t i = queue[qh++ % (n * 4 + 4)];
 		struct taint t = in_state[i];
 		const struct xk_insn *in = &code->insn[i];
-		size_t succ[2];
+		size_t succ[DF_MAX_SUCC];
 		int ns = 0;
 
 		queued[i] = false;
@@ -402,6 +410,13 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		if (++rounds > max_rounds) {
 			span_refuse(sp, "the safe-span slice did not reach its fixed "
 					"point within %zu rounds", max_rounds);
+			err = -ENOTSUP;
+			goto out;
+		}
+		if (in->fixup == XK_FIXUP_ELSEWHERE) {
+			span_refuse(sp, "+0x%lx %s: a fault there resumes outside "
+					"the function (exception table), with derived "
+					"data live", (unsigned long)in->off, in->text);
 			err = -ENOTSUP;
 			goto out;
 		}
@@ -558,7 +573,7 @@ int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp, si
 	queued[0] = true;
 	work[nw++] = 0;
 	while (nw) {
-		size_t i = work[--nw], succ[2];
+		size_t i = work[--nw], succ[DF_MAX_SUCC];
 		int8_t out[XK_NR_REGS];
 		int ns;
 

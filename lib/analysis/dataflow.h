@@ -21,7 +21,10 @@ void span_refuse(struct xk_scope_span *sp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Where control goes after instruction i, inside the function: 0 to 2. */
-int df_successors(const struct xk_func_code *code, size_t i, size_t succ[2]);
+/* at most DF_MAX_SUCC: a branch's target, the next one, a fault's fixup */
+#define DF_MAX_SUCC 3
+int df_successors(const struct xk_func_code *code, size_t i,
+		  size_t succ[DF_MAX_SUCC]);
 /* How many low bits of reg the code from probe_idx on reads (8 to 64). */
 int df_used_width(const struct xk_func_code *code, size_t probe_idx, int reg);
 /* 0 when nothing from idx on (or after the function) reads reg, else the

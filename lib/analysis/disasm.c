@@ -122,6 +122,7 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 		 ci->op_str[0] ? " " : "", ci->op_str);
 	in->x86 = *x;
 	in->target = -1;
+	in->fixup = -1;
 	in->is_call = cs_insn_group(h, ci, X86_GRP_CALL);
 	in->is_ret = cs_insn_group(h, ci, X86_GRP_RET) ||
 		     cs_insn_group(h, ci, X86_GRP_IRET);
@@ -175,6 +176,53 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 	}
 }
 
+/*
+ * The exception table's edges of f: an entry (12 bytes: insn and fixup as
+ * pc32, data) whose instruction is in f makes a fault there resume at its
+ * fixup (uaccess, *_safe MSR reads), a successor the control-flow graph
+ * must have. A fixup outside f, or on no instruction of it, is
+ * XK_FIXUP_ELSEWHERE: a safe span that reaches the instruction is refused.
+ */
+static int add_fixups(const struct xk_sym *f, struct xk_func_code *code)
+{
+	const struct xk_obj *o = f->sec->obj;
+
+	for (size_t i = 0; o && i < o->nr_secs; i++) {
+		const struct xk_sec *s = &o->secs[i];
+
+		if (strcmp(s->name, "__ex_table"))
+			continue;
+		for (size_t r = 0; r < s->nr_relas; r++) {
+			const struct xk_rela *ri = &s->relas[r], *rf = NULL;
+			int64_t at, to;
+			ssize_t k, t;
+
+			if (ri->offset % 12 || !ri->sym || ri->sym->sec != f->sec)
+				continue;
+			at = (int64_t)(ri->sym->sym.st_value - f->sym.st_value) + ri->addend;
+			if (at < 0 || at >= (int64_t)f->sym.st_size)
+				continue;
+			/* the fixup's relocation: the next one, as assemblers
+			 * emit them, else found by a scan */
+			if (r + 1 < s->nr_relas && s->relas[r + 1].offset == ri->offset + 4)
+				rf = &s->relas[r + 1];
+			for (size_t q = 0; q < s->nr_relas && !rf; q++)
+				if (s->relas[q].offset == ri->offset + 4)
+					rf = &s->relas[q];
+			to = rf && rf->sym && rf->sym->sec == f->sec ?
+			     (int64_t)(rf->sym->sym.st_value - f->sym.st_value) +
+			     rf->addend : -1;
+			k = xk_code_index(code, (uint64_t)at);
+			t = to >= 0 && to < (int64_t)f->sym.st_size ?
+			    xk_code_index(code, (uint64_t)to) : -1;
+			if (k >= 0)
+				code->insn[k].fixup = t >= 0 ?
+					(int64_t)code->insn[t].off : XK_FIXUP_ELSEWHERE;
+		}
+	}
+	return 0;
+}
+
 int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 {
 	const uint8_t *bytes = xk_func_bytes(f);
@@ -205,7 +253,7 @@ int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 			fill_insn(h, &ci[i], base, f, &code->insn[code->nr++]);
 	cs_free(ci, n);
 	cs_close(&h);
-	return 0;
+	return add_fixups(f, code);
 }
 
 void xk_func_code_free(struct xk_func_code *code)

@@ -106,7 +106,10 @@ struct xk_insn {
 	bool rip_relative;
 	bool has_reloc;		/* a relocation covers some of its bytes */
 	bool alt_site;		/* a static_cpu_has() site: a jcc to its t_no */
+	int64_t fixup;		/* where a fault of it resumes (__ex_table), -1,
+				 * or XK_FIXUP_ELSEWHERE (not in the function) */
 };
+#define XK_FIXUP_ELSEWHERE (-2)
 
 struct xk_func_code {
 	const struct xk_sym *sym;

@@ -73,6 +73,12 @@ static int mark_blocks(struct func_ctx *c)
 			if (t >= 0)
 				c->leader[t] = c->target[t] = true;
 		}
+		if (in->fixup >= 0) {	/* a fault resumes there */
+			ssize_t t = xk_code_index(&c->base, (uint64_t)in->fixup);
+
+			if (t >= 0)
+				c->leader[t] = c->target[t] = true;
+		}
 		if ((in->is_branch || in->is_ret || in->is_call) && i + 1 < n)
 			c->leader[i + 1] = true;
 	}

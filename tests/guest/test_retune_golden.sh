@@ -105,6 +105,13 @@ expect_field 5 alt "$(alt 5 20)"
 expect_field 25 alt "$(alt 25 20)"
 $XK unload G_ALT || fail "unload G_ALT"
 expect_field 5 alt "$(alt 5 12)"
+# golden_fault: a user store to a page that is not there faults, and the
+# exception table resumes at efault: (a + G_FAULT) * x, retuned on that path
+expect_field 5 fault 45
+$XK set G_FAULT=20 || fail "set G_FAULT"
+expect_field 5 fault 100
+$XK unload G_FAULT || fail "unload G_FAULT"
+expect_field 5 fault 45
 out=$($XK set G_RESET=9 2>&1) && fail "G_RESET set: a variable code stores over was written"
 echo "$out" | grep -q "golden_reset_level+0x0 is initialised by the constant, but golden_reset" ||
 	fail "G_RESET refusal: $out"

@@ -207,6 +207,23 @@ static int G_ALT_spans(void)
 	xk_scope_free(&t);
 	return 0;
 }
+/* a value live across a user access (unsafe_put_user): a fault resumes at
+ * efault, a block only the exception table reaches; the safe span follows
+ * that edge to its return (+0x35), which it missed before */
+static int G_FAULT_spans(void)
+{
+	struct xk_scope t;
+	const struct xk_scope_span *sp;
+
+	CHECK(gen(GOLDEN, "G_FAULT", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	sp = &t.spans[0];
+	CHECK(!strncmp(sp->func, "golden_fault", 12) && sp->cls == XK_SPAN_REGISTER);
+	CHECK(sp->slice_len == 2 && sp->nr_exits == 3);
+	CHECK(sp->exits[0] == 0x2a && sp->exits[1] == 0x35 && sp->exits[2] == 0x3f);
+	xk_scope_free(&t);
+	return 0;
+}
 /* golden_sized[N] and its loop's bound: the loop is a span, the array a
  * refused use that refuses every other value, --partial or not */
 static int G_SIZE_spans(void)
@@ -846,6 +863,7 @@ int main(void)
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
 		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans),
+		T(G_FAULT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
