@@ -413,6 +413,15 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 			err = -ENOTSUP;
 			goto out;
 		}
+		if (in->is_branch && !in->is_cond && !in->is_ret &&
+		    in->x86.op_count == 1 &&
+		    in->x86.operands[0].type != X86_OP_IMM) {
+			span_refuse(sp, "+0x%lx %s: an indirect jump with derived "
+					"data live (its targets are not known)",
+				    (unsigned long)in->off, in->text);
+			err = -ENOTSUP;
+			goto out;
+		}
 		if (in->fixup == XK_FIXUP_ELSEWHERE) {
 			span_refuse(sp, "+0x%lx %s: a fault there resumes outside "
 					"the function (exception table), with derived "
@@ -436,8 +445,14 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 				is_exit[i + 1] = true;
 			continue;
 		}
-		if (in->is_ret)
-			is_exit[i] = true;	/* the thread leaves the function */
+		if (in->is_ret || (in->is_branch && !in->is_cond && !in->has_reloc &&
+				   in->x86.op_count == 1 &&
+				   in->x86.operands[0].type == X86_OP_IMM &&
+				   xk_code_index(code, (uint64_t)in->target) < 0))
+			is_exit[i] = true;	/* the thread leaves the function
+						 * (a return, a tail call, a jump
+						 * the assembler resolved to a
+						 * static function) */
 		ns = df_successors(code, i, succ);
 		for (int k = 0; k < ns; k++) {
 			if (taint_merge(&in_state[succ[k]], &t) && !queued[succ[k]]) {

@@ -589,6 +589,7 @@ struct replay_value {
 	size_t nr;
 	ssize_t *eq;
 	bool ok;
+	bool diffed;	/* its code differs in straight-line regions only */
 	char why[256];
 };
 
@@ -687,6 +688,7 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 	struct xk_scope_span *sp;
 	char why[320] = "";
 	int err, first = t->nr_spans, good = 0;
+	bool retried = false;
 
 	if (!rv)
 		return xk_err(-ENOMEM, "%s: out of memory", __func__);
@@ -722,10 +724,11 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 							rv[v].code.nr);
 		if (!err && !rv[v].eq)
 			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
-		rv[v].ok = !err;
+		rv[v].ok = rv[v].diffed = !err;
 	}
 	if (err)
 		goto out;
+merge:
 	/* the regions of every value merged: [lo, hi) of the baseline */
 	for (int v = 0; v < nr_values; v++)
 		for (size_t k = 0; rv[v].ok && k < rv[v].nr; k++) {
@@ -866,6 +869,36 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 		good += rv[v].ok;
 		pr_debug("%s: N=%lld %s %s\n", fb->name, (long long)rv[v].n,
 			 rv[v].ok ? "replays" : "does not replay:", rv[v].why);
+	}
+	/* none: again with only the values each region of which replays on
+	 * its own (another value's region, merged in, may hold what none can
+	 * replay: a read-modify-write where the build with N=1 differs) */
+	if (!err && !good && !retried) {
+		int solo = 0;
+
+		for (int v = 0; v < nr_values; v++) {
+			rv[v].ok = rv[v].diffed;
+			for (size_t k = 0; rv[v].ok && k < rv[v].nr; k++) {
+				struct xk_scope_replay r = { .n = rv[v].n };
+
+				rv[v].ok = !replay_region(&B, rv[v].r[k].b1, &rv[v].code,
+							  rv[v].r[k].v0, rv[v].r[k].v1,
+							  &r, rv[v].why, sizeof(rv[v].why));
+			}
+			if (rv[v].ok)
+				rv[v].why[0] = '\0';
+			solo += rv[v].ok;
+		}
+		retried = true;
+		if (solo && solo < nr_values) {
+			for (int i = first; i < t->nr_spans; i++)
+				free(t->spans[i].replays);
+			t->nr_spans = first;
+			nr = 0;
+			goto merge;
+		}
+		for (int v = 0; v < nr_values; v++)
+			rv[v].ok = false;
 	}
 	if (!err && !good) {
 		int v = 0;

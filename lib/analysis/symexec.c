@@ -127,30 +127,66 @@ static int write_reg(struct sx_state *s, unsigned int cs_reg, struct sx *v)
 
 /*
  * A value read from memory: a memory input when its address is the span's
- * input register plus a displacement (the runtime reads the same address
+ * input register plus a displacement, directly or through a register the
+ * span set to one (the runtime reads the same address
  * at the probe point, where inputs_live() keeps that register unchanged)
  * and no store came before it in the span; else unknown to the model.
  */
+/* e without the all-ones masks of 64-bit writes around it (write_reg) */
+static const struct sx *unmasked(const struct sx *e)
+{
+	while (e && e->kind == SX_AND && e->width == 64 && e->a && e->b &&
+	       ((e->b->kind == SX_CONST && e->b->v == -1) ||
+		(e->a->kind == SX_CONST && e->a->v == -1)))
+		e = e->b->kind == SX_CONST && e->b->v == -1 ? e->a : e->b;
+	return e;
+}
+
 static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
 {
 	const x86_op_mem *m = &op->mem;
 	int base = xk_gpr(m->base, NULL, NULL), k;
+	int64_t disp = m->disp;
 	struct sx *v;
 
+	/* a base the span set to an input register, or to one plus a
+	 * constant (mov %rdi, %rax; movzbl 0x238(%rax), %ecx): that input
+	 * register's address, read where the span starts */
+	if (base >= 0 && s->reg_written[base]) {
+		const struct sx *e = unmasked(s->reg[base]), *r = NULL, *c = NULL;
+
+		if (e && e->kind == SX_REG) {
+			r = e;
+		} else if (e && e->kind == SX_ADD && e->width == 64) {
+			const struct sx *a = unmasked(e->a), *b = unmasked(e->b);
+
+			r = a && a->kind == SX_REG ? a : b;
+			c = r == a ? b : a;
+		}
+		if (r && r->kind == SX_REG && r->width == 64 && r->reg >= 0 &&
+		    r->reg < XK_NR_REGS && (!c || (c->kind == SX_CONST &&
+						   c->v <= XK_MAX_LOAD_DISP &&
+						   c->v >= -XK_MAX_LOAD_DISP))) {
+			base = r->reg;
+			disp += c ? c->v : 0;
+		} else {
+			base = -1;
+		}
+	}
 	if (s->no_mem_inputs || s->stored || m->segment != X86_REG_INVALID ||
-	    m->index != X86_REG_INVALID || base < 0 || s->reg_written[base] ||
+	    m->index != X86_REG_INVALID || base < 0 ||
 	    (w != 8 && w != 16 && w != 32 && w != 64) ||
-	    m->disp > XK_MAX_LOAD_DISP || m->disp < -XK_MAX_LOAD_DISP)
+	    disp > XK_MAX_LOAD_DISP || disp < -XK_MAX_LOAD_DISP)
 		return node(s, SX_UNKNOWN, w, NULL, NULL);
 	for (k = 0; k < s->nr_mem_in; k++)
-		if (s->mem_in[k].base == base && s->mem_in[k].disp == m->disp &&
+		if (s->mem_in[k].base == base && s->mem_in[k].disp == disp &&
 		    s->mem_in[k].width == w)
 			break;
 	if (k == XK_MAX_MEM_INPUTS)
 		return node(s, SX_UNKNOWN, w, NULL, NULL);
 	if (k == s->nr_mem_in) {
 		s->mem_in[k].base = base;
-		s->mem_in[k].disp = m->disp;
+		s->mem_in[k].disp = disp;
 		s->mem_in[k].width = w;
 		s->nr_mem_in++;
 	}
