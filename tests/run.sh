@@ -43,7 +43,7 @@ prepare_tables() {
 		 TCP_FASTRETRANS_THRESH CYCLE_LEN BLK_PLUG_FLUSH_SIZE IORING_MAX_ENTRIES \
 		 BBR_PACING_MARGIN_PERCENT PCP_BATCH_DIVISOR KYBER_ASYNC_PERCENT \
 		 MAX_LAGGING_PERIODS FQ_DEFAULT_INITIAL_QUANTUM_MTUS SK_MEMORY_PCPU_RESERVE \
-		 RR_TIMESLICE; do
+		 RR_TIMESLICE TCP_INIT_CWND; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	# the per-value test's value, built here (the guest takes it from the

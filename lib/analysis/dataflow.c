@@ -413,9 +413,11 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 			err = -ENOTSUP;
 			goto out;
 		}
+		/* jmp *%rax, or a relocated jmp neither a return nor a
+		 * static_cpu_has() site (one whose aux code is no feature test) */
 		if (in->is_branch && !in->is_cond && !in->is_ret &&
-		    in->x86.op_count == 1 &&
-		    in->x86.operands[0].type != X86_OP_IMM) {
+		    (in->has_reloc || in->x86.op_count != 1 ||
+		     in->x86.operands[0].type != X86_OP_IMM)) {
 			span_refuse(sp, "+0x%lx %s: an indirect jump with derived "
 					"data live (its targets are not known)",
 				    (unsigned long)in->off, in->text);
