@@ -14,6 +14,8 @@ PORT=5301
 cleanup() { cleanup_xk; kill $SRV 2>/dev/null; }
 trap cleanup EXIT
 sysctl -qw net.ipv4.tcp_congestion_control=cubic
+# BBR uses the constant too (bbr_main): its spans are probed in the module
+modprobe tcp_bbr || fail "no tcp_bbr"
 # a server that accepts and holds its connections
 python3 -c "
 import socket, time
