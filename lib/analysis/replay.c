@@ -591,6 +591,7 @@ struct replay_value {
 	bool ok;
 	bool diffed;	/* its code differs in straight-line regions only */
 	char why[256];
+	char why_merged[256];	/* ... before the second merge was tried */
 };
 
 /* One span per merged region, its expected bytes as place_probe's. */
@@ -877,6 +878,7 @@ merge:
 		int solo = 0;
 
 		for (int v = 0; v < nr_values; v++) {
+			memcpy(rv[v].why_merged, rv[v].why, sizeof(rv[v].why));
 			rv[v].ok = rv[v].diffed;
 			for (size_t k = 0; rv[v].ok && k < rv[v].nr; k++) {
 				struct xk_scope_replay r = { .n = rv[v].n };
@@ -897,8 +899,10 @@ merge:
 			nr = 0;
 			goto merge;
 		}
-		for (int v = 0; v < nr_values; v++)
+		for (int v = 0; v < nr_values; v++) {	/* as merged first */
 			rv[v].ok = false;
+			memcpy(rv[v].why, rv[v].why_merged, sizeof(rv[v].why));
+		}
 	}
 	if (!err && !good) {
 		int v = 0;
