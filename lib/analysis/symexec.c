@@ -125,13 +125,6 @@ static int write_reg(struct sx_state *s, unsigned int cs_reg, struct sx *v)
 	return s->reg[r] ? 0 : -ENOMEM;
 }
 
-/*
- * A value read from memory: a memory input when its address is the span's
- * input register plus a displacement, directly or through a register the
- * span set to one (the runtime reads the same address
- * at the probe point, where inputs_live() keeps that register unchanged)
- * and no store came before it in the span; else unknown to the model.
- */
 /* e without the all-ones masks of 64-bit writes around it (write_reg) */
 static const struct sx *unmasked(const struct sx *e)
 {
@@ -142,6 +135,13 @@ static const struct sx *unmasked(const struct sx *e)
 	return e;
 }
 
+/*
+ * A value read from memory: a memory input when its address is the span's
+ * input register plus a displacement, directly or through a register the
+ * span set to one (the runtime reads the same address
+ * at the probe point, where inputs_live() keeps that register unchanged)
+ * and no store came before it in the span; else unknown to the model.
+ */
 static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
 {
 	const x86_op_mem *m = &op->mem;
