@@ -39,16 +39,6 @@ int xk_gpr(unsigned int cs_reg, int *width, bool *high8)
 	return -1;
 }
 
-/* The relocation applied inside [start, end) of section sec, or NULL. */
-static const struct xk_rela *rela_in(const struct xk_sec *sec, uint64_t start,
-				     uint64_t end)
-{
-	for (size_t i = 0; i < sec->nr_relas; i++)
-		if (sec->relas[i].offset >= start && sec->relas[i].offset < end)
-			return &sec->relas[i];
-	return NULL;
-}
-
 /*
  * A static_cpu_has() site (arch/x86/include/asm/cpufeature.h): its jmp r
  * into .altinstr_aux, where `testb $bit, cap_byte; jnz t_yes; jmp t_no`
@@ -92,7 +82,7 @@ static int64_t alt_site_target(csh h, const struct xk_sym *f, uint64_t in_end,
 		}
 		if (ci[i].id != X86_INS_JMP)
 			continue;	/* jnz t_yes: the boot-time path only */
-		ra = rela_in(aux, ci[i].address, ci[i].address + ci[i].size);
+		ra = xk_rela_in(aux, ci[i].address, ci[i].address + ci[i].size);
 		if (!ra || !ra->sym || ra->sym->sec != f->sec)
 			break;
 		t = ra->sym->sym.st_value + (uint64_t)ra->addend +
@@ -150,7 +140,7 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 	 * labels are not found goes anywhere (as an indirect jump) */
 	if (in->is_branch && in->has_reloc) {
 		uint64_t start = f->sym.st_value + in->off;
-		const struct xk_rela *r = rela_in(f->sec, start, start + in->len);
+		const struct xk_rela *r = xk_rela_in(f->sec, start, start + in->len);
 
 		in->target = -1;
 		if (r && r->sym && r->sym->sec &&

@@ -274,6 +274,15 @@ const uint8_t *xk_func_bytes(const struct xk_sym *f)
 	return f->sec->data + f->sym.st_value;
 }
 
+const struct xk_rela *xk_rela_in(const struct xk_sec *sec, uint64_t start,
+				 uint64_t end)
+{
+	for (size_t i = 0; i < sec->nr_relas; i++)
+		if (sec->relas[i].offset >= start && sec->relas[i].offset < end)
+			return &sec->relas[i];
+	return NULL;
+}
+
 bool xk_func_reloc_at(const struct xk_sym *f, uint64_t off, unsigned int len)
 {
 	uint64_t start = f->sym.st_value + off, end = start + len;

@@ -78,6 +78,9 @@ struct xk_sym *xk_obj_find_func(struct xk_obj *o, const char *name,
 void xk_obj_correlate(struct xk_obj *a, struct xk_obj *b);
 /* Bytes of a function, and whether [off, off+len) is covered by a relocation. */
 const uint8_t *xk_func_bytes(const struct xk_sym *f);
+/* The first relocation applied at an offset in [start, end) of sec, or NULL. */
+const struct xk_rela *xk_rela_in(const struct xk_sec *sec, uint64_t start,
+				 uint64_t end);
 bool xk_func_reloc_at(const struct xk_sym *f, uint64_t off, unsigned int len);
 /* Whether an __ex_table entry names an instruction of function f. */
 bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f);

@@ -42,15 +42,9 @@ struct region {
 static const struct xk_rela *insn_rela(const struct xk_sym *f,
 				       const struct xk_insn *in)
 {
-	uint64_t start = f->sym.st_value + in->off, end = start + in->len;
+	uint64_t start = f->sym.st_value + in->off;
 
-	for (size_t i = 0; i < f->sec->nr_relas; i++) {
-		const struct xk_rela *r = &f->sec->relas[i];
-
-		if (r->offset >= start && r->offset < end)
-			return r;
-	}
-	return NULL;
+	return xk_rela_in(f->sec, start, start + in->len);
 }
 
 /* Whether two instructions are the same but for a branch target in f. */
