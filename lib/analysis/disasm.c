@@ -213,6 +213,37 @@ static int add_fixups(const struct xk_sym *f, struct xk_func_code *code)
 	return 0;
 }
 
+/*
+ * Static branches of f: a jump-label site is a NOP or a jump in the shipped
+ * object, and the kernel patches it between the two whenever its key
+ * changes (a tracepoint enabled, a static key flipped by a sysctl), so both
+ * ways are successors: a jcc to the entry's target. The variants keep the
+ * compiler's jump where objtool made the baseline's a NOP; both have the
+ * same text for the diff. A target outside f (never seen in C) is an
+ * unknown jump: a span reaching it with derived data live is refused.
+ */
+static void add_jump_labels(const struct xk_sym *f, struct xk_func_code *code)
+{
+	for (size_t i = 0; i < code->nr; i++) {
+		struct xk_insn *in = &code->insn[i];
+		const struct xk_jump_label *jl = xk_jump_label_site(f, in->off);
+		int64_t to;
+
+		if (!jl)
+			continue;
+		to = jl->target_sec == f->sec->index ?
+		     (int64_t)(jl->target - f->sym.st_value) : -1;
+		in->jump_label = true;
+		in->is_branch = true;
+		in->is_ret = false;
+		in->has_imm = false;
+		in->is_cond = to >= 0 && to < (int64_t)f->sym.st_size &&
+			      xk_code_index(code, (uint64_t)to) >= 0;
+		in->target = in->is_cond ? to : -1;
+		snprintf(in->norm, sizeof(in->norm), "jump_label <T>");
+	}
+}
+
 int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 {
 	const uint8_t *bytes = xk_func_bytes(f);
@@ -243,6 +274,7 @@ int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 			fill_insn(h, &ci[i], base, f, &code->insn[code->nr++]);
 	cs_free(ci, n);
 	cs_close(&h);
+	add_jump_labels(f, code);
 	return add_fixups(f, code);
 }
 

@@ -110,27 +110,50 @@ static int load_relocations(struct xk_obj *o)
 	return 0;
 }
 
-/* Jump-label sites, from __jump_table: objtool makes them NOPs at link time. */
+/*
+ * Jump-label sites, from __jump_table: objtool makes them NOPs at link time.
+ * Entries are 16 bytes: the site (pc32), its target (pc32), the key (pc64);
+ * a pc32 field's relocation names the place itself (symbol + addend).
+ */
 static int load_jump_labels(struct xk_obj *o)
 {
 	for (size_t i = 0; i < o->nr_secs; i++) {
 		struct xk_sec *s = &o->secs[i];
+		size_t nr = s->sh.sh_size / 16, first = o->nr_jump_labels;
+		struct xk_jump_label *jl;
 
-		if (strcmp(s->name, "__jump_table"))
+		if (strcmp(s->name, "__jump_table") || !nr)
 			continue;
-		o->jump_labels = calloc(s->nr_relas + 1, sizeof(*o->jump_labels));
-		if (!o->jump_labels)
+		jl = realloc(o->jump_labels, (first + nr) * sizeof(*jl));
+		if (!jl)
 			return xk_err(-ENOMEM, "%s: out of memory", o->path);
-		/* entries are 16 bytes: code, target (pc32), key (pc64) */
+		o->jump_labels = jl;
+		for (size_t e = 0; e < nr; e++) {
+			jl[first + e].sec = SIZE_MAX;
+			jl[first + e].target_sec = SIZE_MAX;
+		}
 		for (size_t r = 0; r < s->nr_relas; r++) {
 			const struct xk_rela *rel = &s->relas[r];
+			struct xk_jump_label *e;
+			uint64_t at;
 
-			if (rel->offset % 16 || !rel->sym || !rel->sym->sec)
+			if (rel->offset / 16 >= nr || !rel->sym || !rel->sym->sec)
 				continue;
-			o->jump_labels[o->nr_jump_labels].sec = rel->sym->sec->index;
-			o->jump_labels[o->nr_jump_labels++].off =
-				rel->sym->sym.st_value + rel->addend;
+			e = &jl[first + rel->offset / 16];
+			at = rel->sym->sym.st_value + rel->addend;
+			if (rel->offset % 16 == 0) {
+				e->sec = rel->sym->sec->index;
+				e->off = at;
+			} else if (rel->offset % 16 == 4) {
+				e->target_sec = rel->sym->sec->index;
+				e->target = at;
+			}
 		}
+		/* keep the entries whose site was found */
+		o->nr_jump_labels = first;
+		for (size_t e = 0; e < nr; e++)
+			if (jl[first + e].sec != SIZE_MAX)
+				jl[o->nr_jump_labels++] = jl[first + e];
 	}
 	return 0;
 }
@@ -162,12 +185,33 @@ bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
 		      uint64_t off)
 {
 	uint64_t abs = f->sym.st_value + off;
+	const uint8_t *code = f->sec->data;
 
-	for (size_t i = 0; i < o->nr_jump_labels; i++)
+	for (size_t i = 0; i < o->nr_jump_labels; i++) {
+		uint64_t at = o->jump_labels[i].off;
+		/* a short jump or its 2-byte NOP (66 90), else 5 bytes */
+		unsigned int len = code && at + 1 < f->sec->sh.sh_size &&
+				   (code[at] == 0xeb ||
+				    (code[at] == 0x66 && code[at + 1] == 0x90)) ? 2 : 5;
+
 		if (o->jump_labels[i].sec == f->sec->index &&
-		    abs >= o->jump_labels[i].off && abs < o->jump_labels[i].off + 5)
+		    abs >= at && abs < at + len)
 			return true;
+	}
 	return false;
+}
+
+const struct xk_jump_label *xk_jump_label_site(const struct xk_sym *f,
+					       uint64_t off)
+{
+	const struct xk_obj *o = f->sec->obj;
+	uint64_t abs = f->sym.st_value + off;
+
+	for (size_t i = 0; o && i < o->nr_jump_labels; i++)
+		if (o->jump_labels[i].sec == f->sec->index &&
+		    o->jump_labels[i].off == abs)
+			return &o->jump_labels[i];
+	return NULL;
 }
 
 int xk_obj_open(struct xk_obj *o, const char *path)

@@ -52,10 +52,13 @@ struct xk_sym {
 	struct xk_sym *twin_v[GEN_NR_VARIANTS];	/* ... in each variant */
 };
 
-/* A jump-label site: objtool turns its jump into a NOP at link time. */
+/* A jump-label site: objtool turns its jump into a NOP at link time, and
+ * the kernel patches it between the NOP and a jump to target at run time. */
 struct xk_jump_label {
 	size_t sec;		/* section index */
 	uint64_t off;		/* in the section */
+	size_t target_sec;	/* where the jump goes (SIZE_MAX: unknown) */
+	uint64_t target;
 };
 
 struct xk_obj {
@@ -87,6 +90,9 @@ bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f);
 /* Whether a jump-label site covers byte off of function f (of object o). */
 bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
 		      uint64_t off);
+/* The jump-label site at byte off of function f (its first byte), or NULL. */
+const struct xk_jump_label *xk_jump_label_site(const struct xk_sym *f,
+					       uint64_t off);
 
 /* ---- disassembly (disasm.c) ---- */
 
@@ -109,6 +115,7 @@ struct xk_insn {
 	bool rip_relative;
 	bool has_reloc;		/* a relocation covers some of its bytes */
 	bool alt_site;		/* a static_cpu_has() site: a jcc to its t_no */
+	bool jump_label;	/* a static branch: a jcc to its target */
 	int64_t fixup;		/* where a fault of it resumes (__ex_table), -1,
 				 * or XK_FIXUP_ELSEWHERE (not in the function) */
 };

@@ -1163,11 +1163,12 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 /*
  * The probe point is the instruction after the span. When it is also a
  * branch target, a probe there would fire on paths that did not run the
- * span: the rewrite probe then sits on the span's last instruction and
- * rewrites after it (post_len: a kprobe post handler), which needs that
- * instruction to fall through (no branch, call or return) and every path
- * through it to have run the whole span (no branch target after the
- * span's first instruction).
+ * span; when it is a jump-label site, kprobes refuses it (the kernel
+ * patches those bytes). The rewrite probe then sits on the span's last
+ * instruction and rewrites after it (post_len: a kprobe post handler),
+ * which needs that instruction to fall through (no branch, call or
+ * return) and every path through it to have run the whole span (no branch
+ * target after the span's first instruction).
  */
 static int place_post(struct func_ctx *c, const struct span_work *w,
 		      struct xk_scope_span *sp)
@@ -1175,9 +1176,10 @@ static int place_post(struct func_ctx *c, const struct span_work *w,
 	const struct xk_insn *last = &c->base.insn[w->end];
 
 	if (last->is_branch || last->is_call || last->is_ret) {
-		span_refuse(sp, "the probe point +0x%lx is also a branch target and "
-			    "the span ends in a branch", (unsigned long)
-			    c->base.insn[w->end + 1].off);
+		span_refuse(sp, "the probe point +0x%lx is %s and the span ends "
+			    "in a branch", (unsigned long)c->base.insn[w->end + 1].off,
+			    c->base.insn[w->end + 1].jump_label ?
+			    "a jump-label site" : "also a branch target");
 		return -ENOTSUP;
 	}
 	for (size_t i = w->start + 1; i <= w->end; i++) {
@@ -1206,7 +1208,8 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 	}
 	sp->post_len = 0;
 	/* emulated: the probe is the span's start; resuming at a join is fine */
-	if (!w->emulate && c->target[p] && place_post(c, w, sp))
+	if (!w->emulate && (c->target[p] || c->base.insn[p].jump_label) &&
+	    place_post(c, w, sp))
 		return -ENOTSUP;
 	pi = &c->base.insn[p];
 	sp->start = c->base.insn[w->start].off;

@@ -112,6 +112,21 @@ $XK set G_FAULT=20 || fail "set G_FAULT"
 expect_field 5 fault 100
 $XK unload G_FAULT || fail "unload G_FAULT"
 expect_field 5 fault 45
+# golden_jl: (a + G_JL) * x, or with its static key enabled (the kernel
+# patches the NOP into a jump) ((a + G_JL) ^ limit) * 3: both ways retuned,
+# the key flipped while the constant is loaded
+JL=/sys/kernel/debug/xk_golden/jl_key
+expect_field 5 jl 55
+$XK set G_JL=20 || fail "set G_JL"
+expect_field 5 jl 100
+echo 1 > $JL
+expect_field 5 jl $(( (20 ^ 1000) * 3 ))
+$XK set G_JL=30 || fail "set G_JL=30 with the key enabled"
+expect_field 5 jl $(( (30 ^ 1000) * 3 ))
+echo 0 > $JL
+expect_field 5 jl 150
+$XK unload G_JL || fail "unload G_JL"
+expect_field 5 jl 55
 out=$($XK set G_RESET=9 2>&1) && fail "G_RESET set: a variable code stores over was written"
 echo "$out" | grep -q "golden_reset_level+0x0 is initialised by the constant, but golden_reset" ||
 	fail "G_RESET refusal: $out"

@@ -224,6 +224,25 @@ static int G_FAULT_spans(void)
 	xk_scope_free(&t);
 	return 0;
 }
+/* a value live across a static branch (a jump-label NOP): the kernel
+ * patches the site into a jump to the key's return when the key is
+ * enabled, so the safe span follows that way too; the site was taken for
+ * a NOP before, and the span missed the return after the xor */
+static int G_JL_spans(void)
+{
+	struct xk_scope t;
+	const struct xk_scope_span *sp;
+
+	CHECK(gen(GOLDEN, "G_JL", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	sp = &t.spans[0];
+	CHECK(!strcmp(sp->func, "golden_jl") && sp->cls == XK_SPAN_REGISTER);
+	CHECK(sp->nr_exits == 2);
+	/* the return thunks after the imul and after the key's lea */
+	CHECK(sp->exits[0] == 0x13 && sp->exits[1] == 0x23);
+	xk_scope_free(&t);
+	return 0;
+}
 /* golden_sized[N] and its loop's bound: the loop is a span, the array a
  * refused use that refuses every other value, --partial or not */
 static int G_SIZE_spans(void)
@@ -858,7 +877,7 @@ int main(void)
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
-		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans),
+		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans),
 		T(G_FAULT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),

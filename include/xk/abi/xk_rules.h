@@ -139,12 +139,14 @@ static inline const char *xk_rule_check_offsets(__u64 func_size, __u64 start,
  * least as many bytes are compared as not; the byte under the probe point
  * (the probed instruction's first) is compared, unless the probed
  * instruction is a relocated call or jump or a jump-label site (5 bytes,
- * all uncompared, which boot-time patching rewrites: return thunks,
- * retpolines, __fentry__); the module then requires the live byte to be
- * one of those sites' (XK_PATCHED_SITE_BYTE).
+ * or a jump label's 2, all uncompared, which boot-time and run-time
+ * patching rewrite: return thunks, retpolines, __fentry__, static keys);
+ * the module then requires the live byte to be one of those sites'
+ * (XK_PATCHED_SITE_BYTE).
  * Call after xk_rule_check_offsets (probe - start < expect_len).
  */
 #define XK_PATCHED_SITE_LEN 5
+#define XK_PATCHED_SHORT_SITE_LEN 2
 
 static inline const char *xk_rule_check_expect(const __u8 *mask,
 					       __u32 expect_len, __u64 start,
@@ -174,7 +176,8 @@ static inline const char *xk_rule_check_expect(const __u8 *mask,
 		return "fewer bytes of the span are compared than not";
 	if (mask[p] == 0xff)
 		return 0;
-	if (expect_len - p != XK_PATCHED_SITE_LEN)
+	if (expect_len - p != XK_PATCHED_SITE_LEN &&
+	    expect_len - p != XK_PATCHED_SHORT_SITE_LEN)
 		return "the byte under the probe point is not compared";
 	for (__u32 i = p; i < expect_len; i++)
 		if (mask[i])
