@@ -96,7 +96,10 @@ static int read_inputs(const struct xk_ioc_mem_in *mem_in, u32 nr, u64 *in,
 {
 	for (u32 k = 0; k < nr && k < XK_MAX_MEM_INPUTS; k++) {
 		const struct xk_ioc_mem_in *m = &mem_in[k];
-		unsigned long addr = in[m->base % XK_NR_REGS] + (u64)m->disp;
+		/* [base + index * scale + disp], as the CPU computes it */
+		unsigned long addr = in[m->base % XK_NR_REGS] + (u64)m->disp +
+				     (m->scale ? in[m->index % XK_NR_REGS] *
+						 (u64)m->scale : 0);
 		unsigned long last = addr + m->width / 8 - 1;
 		u64 v = 0;
 

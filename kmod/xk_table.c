@@ -86,7 +86,9 @@ static bool same_replay(const struct xk_ioc_replay *a, const struct xk_ioc_repla
 	for (u32 k = 0; k < a->nr_mem_in && k < XK_MAX_MEM_INPUTS; k++)
 		if (a->mem_in[k].base != b->mem_in[k].base ||
 		    a->mem_in[k].width != b->mem_in[k].width ||
-		    a->mem_in[k].disp != b->mem_in[k].disp)
+		    a->mem_in[k].disp != b->mem_in[k].disp ||
+		    a->mem_in[k].index != b->mem_in[k].index ||
+		    a->mem_in[k].scale != b->mem_in[k].scale)
 			return false;
 	for (u32 i = 0; i < a->nr_locs && i < XK_REPLAY_MAX_LOCS; i++) {
 		const struct xk_ioc_loc *x = &a->locs[i], *y = &b->locs[i];

@@ -55,6 +55,8 @@ struct xk_scope_replay {
 		int base;
 		int64_t disp;
 		int width;
+		int index;	/* [base + index * scale + disp] */
+		int scale;	/* 0: no index */
 	} mem_in[XK_MAX_MEM_INPUTS];
 };
 

@@ -537,6 +537,8 @@ static int replay_region(const struct xk_func_code *B, size_t b1,
 		rp->mem_in[k].base = s.mem_in[k].base;
 		rp->mem_in[k].disp = s.mem_in[k].disp;
 		rp->mem_in[k].width = s.mem_in[k].width;
+		rp->mem_in[k].index = s.mem_in[k].index;
+		rp->mem_in[k].scale = s.mem_in[k].scale;
 		rp->nr_mem_in++;
 	}
 	sx_free(&s);

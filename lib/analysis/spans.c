@@ -1147,6 +1147,8 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 			sp->mem_in[k].base = w->s.mem_in[k].base;
 			sp->mem_in[k].disp = w->s.mem_in[k].disp;
 			sp->mem_in[k].width = w->s.mem_in[k].width;
+			sp->mem_in[k].index = w->s.mem_in[k].index;
+			sp->mem_in[k].scale = w->s.mem_in[k].scale;
 		}
 		if (w->inverse) {
 			char e[sizeof(loc->text)];

@@ -146,8 +146,19 @@ static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
 {
 	const x86_op_mem *m = &op->mem;
 	int base = xk_gpr(m->base, NULL, NULL), k;
+	int index = -1, scale = 0;
 	int64_t disp = m->disp;
 	struct sx *v;
+
+	/* an index the span has not written (a per-CPU offset, an array's
+	 * subscript): the runtime reads it at the probe point too */
+	if (m->index != X86_REG_INVALID) {
+		index = xk_gpr(m->index, NULL, NULL);
+		scale = m->scale;
+		if (index < 0 || index == XK_RSP || s->reg_written[index] ||
+		    (scale != 1 && scale != 2 && scale != 4 && scale != 8))
+			return node(s, SX_UNKNOWN, w, NULL, NULL);
+	}
 
 	/* a base the span set to an input register, or to one plus a
 	 * constant (mov %rdi, %rax; movzbl 0x238(%rax), %ecx): that input
@@ -174,13 +185,14 @@ static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
 		}
 	}
 	if (s->no_mem_inputs || s->stored || m->segment != X86_REG_INVALID ||
-	    m->index != X86_REG_INVALID || base < 0 ||
+	    base < 0 ||
 	    (w != 8 && w != 16 && w != 32 && w != 64) ||
 	    disp > XK_MAX_LOAD_DISP || disp < -XK_MAX_LOAD_DISP)
 		return node(s, SX_UNKNOWN, w, NULL, NULL);
 	for (k = 0; k < s->nr_mem_in; k++)
 		if (s->mem_in[k].base == base && s->mem_in[k].disp == disp &&
-		    s->mem_in[k].width == w)
+		    s->mem_in[k].width == w && s->mem_in[k].index == index &&
+		    s->mem_in[k].scale == scale)
 			break;
 	if (k == XK_MAX_MEM_INPUTS)
 		return node(s, SX_UNKNOWN, w, NULL, NULL);
@@ -188,9 +200,13 @@ static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
 		s->mem_in[k].base = base;
 		s->mem_in[k].disp = disp;
 		s->mem_in[k].width = w;
+		s->mem_in[k].index = index;
+		s->mem_in[k].scale = scale;
 		s->nr_mem_in++;
 	}
 	s->reg_read_first[base] = true;	/* the address: an input too */
+	if (scale)
+		s->reg_read_first[index] = true;
 	v = node(s, SX_REG, w, NULL, NULL);
 	if (v)
 		v->reg = XK_NR_REGS + k;

@@ -67,7 +67,9 @@ struct sx_state {
 	 * (mem_clobbered) makes them unusable; so does no_mem_inputs.
 	 */
 	int nr_mem_in;
-	struct { int base; int64_t disp; int width; } mem_in[XK_MAX_MEM_INPUTS];
+	/* [base + index * scale + disp]; scale 0: no index */
+	struct { int base; int64_t disp; int width; int index, scale; }
+		mem_in[XK_MAX_MEM_INPUTS];
 	bool no_mem_inputs;
 	bool stored;			/* a store was executed */
 	bool stored_before;		/* ... before the current instruction */

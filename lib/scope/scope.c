@@ -97,6 +97,16 @@ static int check_span_rules(const char *where, const struct xk_scope *t,
 	return 0;
 }
 
+/* input K BASE DISP WIDTH, then INDEX SCALE when the address has one */
+static void write_mem_in(FILE *f, int k, const struct xk_scope_mem_in *m)
+{
+	fprintf(f, "input %d %s %lld %d", k, xk_reg_name(m->base),
+		(long long)m->disp, m->width);
+	if (m->scale)
+		fprintf(f, " %s %d", xk_reg_name(m->index), m->scale);
+	fputc('\n', f);
+}
+
 static void write_loc(FILE *f, const struct xk_scope_loc *loc)
 {
 	char name[64];
@@ -165,8 +175,7 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 			(unsigned long long)s->imm[k].field, s->imm[k].size,
 			s->imm[k].width);
 	for (int k = 0; k < s->nr_mem_in; k++)
-		fprintf(f, "input %d %s %lld %d\n", k, xk_reg_name(s->mem_in[k].base),
-			(long long)s->mem_in[k].disp, s->mem_in[k].width);
+		write_mem_in(f, k, &s->mem_in[k]);
 	for (int l = 0; l < s->nr_locs; l++)
 		write_loc(f, &s->locs[l]);
 	for (int j = 0; j < s->nr_replays; j++) {
@@ -174,9 +183,7 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 
 		fprintf(f, "replay %lld\n", (long long)r->n);
 		for (int k = 0; k < r->nr_mem_in; k++)
-			fprintf(f, "input %d %s %lld %d\n", k,
-				xk_reg_name(r->mem_in[k].base),
-				(long long)r->mem_in[k].disp, r->mem_in[k].width);
+			write_mem_in(f, k, &r->mem_in[k]);
 		for (int l = 0; l < r->nr_locs; l++)
 			write_loc(f, &r->locs[l]);
 	}
@@ -301,6 +308,8 @@ static void mem_in_to_ioc(const struct xk_scope_mem_in *m,
 	d->base = m->base;
 	d->width = m->width;
 	d->disp = m->disp;
+	d->index = m->scale ? m->index : 0;
+	d->scale = m->scale;
 }
 
 void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
@@ -386,6 +395,27 @@ static int parse_reg(const char *s)
 		if (!strcmp(s, xk_reg_name(g)))
 			return g;
 	return -1;
+}
+
+/* "K BASE DISP WIDTH [INDEX SCALE]" into m, K being want; 0 or -EINVAL.
+ * The rules (xk_rule_check_mem_in) check the values at load. */
+static int parse_mem_in(const char *v, int want, struct xk_scope_mem_in *m)
+{
+	char base[16], index[16];
+	long long disp;
+	int k, n;
+
+	memset(m, 0, sizeof(*m));
+	n = sscanf(v, "%d %15s %lld %d %15s %d", &k, base, &disp, &m->width,
+		   index, &m->scale);
+	if ((n != 4 && n != 6) || k != want ||
+	    (m->base = parse_reg(base)) < 0 || m->base >= XK_NR_REGS)
+		return -EINVAL;
+	if (n == 6 && ((m->index = parse_reg(index)) < 0 ||
+		       m->index >= XK_NR_REGS || m->scale <= 0))
+		return -EINVAL;
+	m->disp = disp;
+	return 0;
 }
 
 static int parse_loc(struct reader *r, const char *v, struct xk_scope_loc *l)
@@ -621,18 +651,12 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 				return err;
 		} else if (s->nr_replays && !strncmp(r->cur, "input ", 6)) {
 			struct xk_scope_replay *rp = &s->replays[s->nr_replays - 1];
-			struct xk_scope_mem_in *m = &rp->mem_in[rp->nr_mem_in];
-			char reg[16];
-			long long disp;
-			int k;
 
 			if (rp->nr_mem_in == XK_MAX_MEM_INPUTS || rp->nr_locs ||
-			    sscanf(r->cur + 6, "%d %15s %lld %d", &k, reg, &disp,
-				   &m->width) != 4 || k != rp->nr_mem_in ||
-			    (m->base = parse_reg(reg)) < 0 || m->base >= XK_NR_REGS)
-				return bad(r, "input K REGISTER DISP WIDTH (before the "
-					   "replay's locs)");
-			m->disp = disp;
+			    parse_mem_in(r->cur + 6, rp->nr_mem_in,
+					 &rp->mem_in[rp->nr_mem_in]))
+				return bad(r, "input K REGISTER DISP WIDTH [INDEX SCALE] "
+					   "(before the replay's locs)");
 			rp->nr_mem_in++;
 		} else if (s->nr_replays && !strncmp(r->cur, "loc ", 4)) {
 			struct xk_scope_replay *rp = &s->replays[s->nr_replays - 1];
@@ -659,17 +683,11 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 					   "1 to 15 bytes)");
 			s->post_len = len;
 		} else if (!strncmp(r->cur, "input ", 6)) {
-			struct xk_scope_mem_in *m = &s->mem_in[s->nr_mem_in];
-			char reg[16];
-			long long disp;
-			int k;
-
 			if (s->nr_mem_in == XK_MAX_MEM_INPUTS ||
-			    sscanf(r->cur + 6, "%d %15s %lld %d", &k, reg, &disp,
-				   &m->width) != 4 || k != s->nr_mem_in ||
-			    (m->base = parse_reg(reg)) < 0 || m->base >= XK_NR_REGS)
-				return bad(r, "input K REGISTER DISP WIDTH (before the locs)");
-			m->disp = disp;
+			    parse_mem_in(r->cur + 6, s->nr_mem_in,
+					 &s->mem_in[s->nr_mem_in]))
+				return bad(r, "input K REGISTER DISP WIDTH [INDEX SCALE] "
+					   "(before the locs)");
 			s->nr_mem_in++;
 		} else if (!strncmp(r->cur, "imm ", 4)) {
 			struct xk_scope_imm *m = &s->imm[s->nr_imms];

@@ -178,13 +178,15 @@ static int parse_table(const char *path, struct table *t)
 			t->nr_replays++;
 		} else if (!strcmp(line, "input") && replay) {
 			struct xk_ioc_mem_in *m = &replay->mem_in[replay->nr_mem_in];
-			char reg[8];
-			int k;
+			char reg[8], idx[8];
+			int k, n = 0;
 			long long disp;
 
 			bad = replay->nr_mem_in == XK_MAX_MEM_INPUTS ||
-			      sscanf(v, "%d %7s %lld %u", &k, reg, &disp, &m->width) != 4 ||
-			      (m->base = reg_of(reg)) < 0;
+			      (n = sscanf(v, "%d %7s %lld %u %7s %u", &k, reg, &disp,
+					  &m->width, idx, &m->scale)) < 4 || n == 5 ||
+			      (m->base = reg_of(reg)) < 0 ||
+			      (n == 6 && (m->index = reg_of(idx)) < 0);
 			m->disp = disp;
 			replay->nr_mem_in++;
 		} else if (!strcmp(line, "loc") && replay) {
@@ -684,6 +686,24 @@ static int run_cases(int fd, const struct table *t)
 			want_errno = EPERM;
 			want = "is a structure of the kernel";
 			break;
+		case 47:
+			name = "a memory input indexed by rsp";
+			s->nr_mem_in = 1;
+			s->mem_in[0].base = XK_RDI;
+			s->mem_in[0].width = 64;
+			s->mem_in[0].index = XK_RSP;
+			s->mem_in[0].scale = 1;
+			want = "index is not a general register but rsp";
+			break;
+		case 48:
+			name = "a memory input scaled by 3";
+			s->nr_mem_in = 1;
+			s->mem_in[0].base = XK_RDI;
+			s->mem_in[0].width = 64;
+			s->mem_in[0].index = XK_RSI;
+			s->mem_in[0].scale = 3;
+			want = "scale is not 1, 2, 4 or 8";
+			break;
 		case 41:
 			name = "a span of code after a variable";
 			b.spans[0] = b.spans[1];
@@ -963,6 +983,8 @@ static int fuzz_replays(int fd, const struct table *t, unsigned long n)
 				r->mem_in[k].base = (int)(rnd() % 24) - 2;
 				r->mem_in[k].width = 1u << (rnd() % 8);
 				r->mem_in[k].disp = (int64_t)rnd() >> (rnd() % 64);
+				r->mem_in[k].index = (int)(rnd() % 24) - 2;
+				r->mem_in[k].scale = rnd() % 10;
 			}
 			break;
 		case 5:	/* a store first, anywhere */

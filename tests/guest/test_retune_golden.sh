@@ -127,6 +127,16 @@ echo 0 > $JL
 expect_field 5 jl 150
 $XK unload G_JL || fail "unload G_JL"
 expect_field 5 jl 55
+# golden_idx = golden_idx_tab[x & 3] * G_IDX, the load indexed by x & 3:
+# the module reads [rdi + rsi * 4] as the instruction did
+expect_field 5 idx 200
+expect_field 1000 idx 100
+$XK set G_IDX=150 || fail "set G_IDX (an indexed memory input)"
+expect_field 5 idx 300
+expect_field 25 idx 300
+expect_field 1000 idx 150
+$XK unload G_IDX || fail "unload G_IDX"
+expect_field 5 idx 200
 out=$($XK set G_RESET=9 2>&1) && fail "G_RESET set: a variable code stores over was written"
 echo "$out" | grep -q "golden_reset_level+0x0 is initialised by the constant, but golden_reset" ||
 	fail "G_RESET refusal: $out"

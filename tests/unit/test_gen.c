@@ -243,6 +243,34 @@ static int G_JL_spans(void)
 	xk_scope_free(&t);
 	return 0;
 }
+/* imul $N, (%rdi,%rsi,4), %eax: a memory input with an index register,
+ * read by the runtime as the CPU did ([rdi + rsi * 4]); refused as "memory
+ * read in the span" before. The table's text keeps it (written, read). */
+static int G_IDX_spans(void)
+{
+	struct xk_scope t, back;
+	const struct xk_scope_span *sp;
+	char path[] = "/tmp/xk-test-idx-XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(gen(GOLDEN, "G_IDX", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	sp = &t.spans[0];
+	CHECK(!strcmp(sp->func, "golden_idx") && sp->cls == XK_SPAN_REGISTER);
+	CHECK(sp->nr_mem_in == 1 && sp->mem_in[0].base == XK_RDI &&
+	      sp->mem_in[0].disp == 0 && sp->mem_in[0].width == 32 &&
+	      sp->mem_in[0].index == XK_RSI && sp->mem_in[0].scale == 4);
+	CHECK(xk_scope_write(&t, path) == 0 && xk_scope_read(path, &back) == 0);
+	unlink(path);
+	CHECK(back.nr_spans == 1 && back.spans[0].nr_mem_in == 1 &&
+	      back.spans[0].mem_in[0].index == XK_RSI &&
+	      back.spans[0].mem_in[0].scale == 4);
+	xk_scope_free(&back);
+	xk_scope_free(&t);
+	return 0;
+}
 /* golden_sized[N] and its loop's bound: the loop is a span, the array a
  * refused use that refuses every other value, --partial or not */
 static int G_SIZE_spans(void)
@@ -877,7 +905,7 @@ int main(void)
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
-		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans),
+		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans), T(G_IDX_spans),
 		T(G_FAULT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),

@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 9
+#define XK_ABI_VERSION 10
 
 /* limits: xk_rules.h */
 
@@ -83,6 +83,8 @@ struct xk_ioc_span {
 		__s32 base;	/* enum xk_reg */
 		__u32 width;	/* bits read, zero-extended */
 		__s64 disp;
+		__s32 index;	/* enum xk_reg, when scale is not 0 */
+		__u32 scale;	/* [base + index * scale + disp]; 0: no index */
 	} mem_in[XK_MAX_MEM_INPUTS];
 	/*
 	 * 0, or the length of the span's last instruction, on which the
@@ -422,7 +424,8 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		return "more memory inputs than the limit";
 	for (i = 0; i < d->nr_mem_in; i++) {
 		why = xk_rule_check_mem_in(d->mem_in[i].base, d->mem_in[i].width,
-					   d->mem_in[i].disp);
+					   d->mem_in[i].disp, d->mem_in[i].index,
+					   d->mem_in[i].scale);
 		if (why)
 			return why;
 	}
@@ -531,7 +534,8 @@ static inline const char *xk_ioc_replay_check(const struct xk_ioc_replay *r)
 		return "a replay has more memory inputs than the limit";
 	for (__u32 i = 0; i < r->nr_mem_in; i++) {
 		why = xk_rule_check_mem_in(r->mem_in[i].base, r->mem_in[i].width,
-					   r->mem_in[i].disp);
+					   r->mem_in[i].disp, r->mem_in[i].index,
+					   r->mem_in[i].scale);
 		if (why)
 			return why;
 	}

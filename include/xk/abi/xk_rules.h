@@ -682,15 +682,23 @@ static inline const char *xk_rule_check_points(const struct xk_point *pt,
 }
 
 /*
- * A memory input of the update programs: [base + disp] read at the probe
- * point, width bits (zero-extended); base a general register, |disp| at
- * most XK_MAX_LOAD_DISP. The runtime reads it fault-tolerantly.
+ * A memory input of the update programs: [base + index * scale + disp]
+ * read at the probe point, width bits (zero-extended); base a general
+ * register, index one too when scale is 1, 2, 4 or 8 (0: none, as x86
+ * addressing has it; rsp is never an index), |disp| at most
+ * XK_MAX_LOAD_DISP. The runtime reads it fault-tolerantly, from kernel
+ * addresses only.
  */
 static inline const char *xk_rule_check_mem_in(__s32 base, __u32 width,
-					       __s64 disp)
+					       __s64 disp, __s32 index,
+					       __u32 scale)
 {
 	if (base < 0 || base >= XK_NR_REGS)
 		return "a memory input's base is not a general register";
+	if (scale != 0 && scale != 1 && scale != 2 && scale != 4 && scale != 8)
+		return "a memory input's scale is not 1, 2, 4 or 8";
+	if (scale && (index < 0 || index >= XK_NR_REGS || index == XK_RSP))
+		return "a memory input's index is not a general register but rsp";
 	if (!xk_rule_width_ok(width))
 		return "a memory input's width is malformed";
 	if (disp > XK_MAX_LOAD_DISP || disp < -XK_MAX_LOAD_DISP)
