@@ -147,12 +147,12 @@ static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
 	if (within_module(field, THIS_MODULE))
 		return xk_error(error, "span %d: %s is xkernel's own", idx,
 				d->func), -EPERM;
-	/* kernel structures, not settings: page tables, stacks and the zero
-	 * page are page-aligned pages of .data and .bss; a module's own
-	 * struct module lies in its data */
-	if ((!(obj & (PAGE_SIZE - 1)) && size >= PAGE_SIZE) ||
-	    !strcmp(name, "__this_module") || !strcmp(name, "init_task") ||
-	    !strcmp(name, "init_cred"))
+	/* kernel structures, not settings (xk_rule_kernel_structure, which
+	 * the analysis applied too): page tables, stacks and the zero page
+	 * are page-aligned pages of .data and .bss; a module's own struct
+	 * module lies in its data */
+	BUILD_BUG_ON(XK_RULE_PAGE_SIZE != PAGE_SIZE);
+	if (xk_rule_kernel_structure(name, !(obj & (PAGE_SIZE - 1)), size))
 		return xk_error(error, "span %d: %s is a structure of the kernel, "
 				"no variable a constant initialises", idx, d->func),
 		       -EPERM;

@@ -587,11 +587,12 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 	}
 	/* what the module refuses as the kernel's own structures
 	 * (kmod/xk_data.c, check_candidate) is refused here first: the
-	 * boot CPU's idle task, the first credentials, a module's own record */
-	if (!strcmp(y->name, "init_task") || !strcmp(y->name, "init_cred") ||
-	    !strcmp(y->name, "__this_module") ||
-	    (y->sec->sh.sh_addralign >= 4096 && !(y->sym.st_value & 4095) &&
-	     y->sym.st_size >= 4096)) {
+	 * boot CPU's idle task, the first credentials, a module's own record,
+	 * a page of the kernel's tables (xk_rule_kernel_structure) */
+	if (xk_rule_kernel_structure(y->name,
+				     y->sec->sh.sh_addralign >= XK_RULE_PAGE_SIZE &&
+				     !(y->sym.st_value & (XK_RULE_PAGE_SIZE - 1)),
+				     y->sym.st_size)) {
 		snprintf(why, size, "data: %s+0x%lx is initialised by the "
 			 "constant, but %s is a structure of the kernel's own "
 			 "(a task, credentials, a page of its tables) the module "

@@ -717,6 +717,35 @@ static inline const char *xk_rule_check_inputs(const struct xk_expr *e,
 	return 0;
 }
 
+/*
+ * Whether a variable a table names is a structure of the kernel's own
+ * rather than a setting a constant initialises: the boot CPU's idle task
+ * (init_task), the first credentials (init_cred), a module's own struct
+ * module (__this_module), or a whole page-aligned page of data or bss
+ * (page tables, stacks, the zero page). The analysis refuses such a span
+ * by name (lib/analysis/datadiff.c), the module again at load
+ * (kmod/xk_data.c). page_aligned: the object starts on a page boundary.
+ */
+#define XK_RULE_PAGE_SIZE 4096
+
+static inline int xk_rule_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+static inline int xk_rule_kernel_structure(const char *name, int page_aligned,
+					   __u64 size)
+{
+	return xk_rule_streq(name, "init_task") ||
+	       xk_rule_streq(name, "init_cred") ||
+	       xk_rule_streq(name, "__this_module") ||
+	       (page_aligned && size >= XK_RULE_PAGE_SIZE);
+}
+
 /* ---- settling: immediates rewritten in place ---- */
 
 /*
