@@ -189,13 +189,15 @@ bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
 
 	for (size_t i = 0; i < o->nr_jump_labels; i++) {
 		uint64_t at = o->jump_labels[i].off;
-		/* a short jump or its 2-byte NOP (66 90), else 5 bytes */
-		unsigned int len = code && at + 1 < f->sec->sh.sh_size &&
-				   (code[at] == 0xeb ||
-				    (code[at] == 0x66 && code[at + 1] == 0x90)) ? 2 : 5;
+		unsigned int len;
 
-		if (o->jump_labels[i].sec == f->sec->index &&
-		    abs >= at && abs < at + len)
+		if (o->jump_labels[i].sec != f->sec->index || abs < at)
+			continue;
+		/* a short jump or its 2-byte NOP (66 90), else 5 bytes */
+		len = code && at + 1 < f->sec->sh.sh_size &&
+		      (code[at] == 0xeb ||
+		       (code[at] == 0x66 && code[at + 1] == 0x90)) ? 2 : 5;
+		if (abs < at + len)
 			return true;
 	}
 	return false;
