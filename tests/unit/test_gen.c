@@ -157,6 +157,17 @@ static int G_ADDR_spans(void)
 	CHECK(addr == 1 && sum == 1);
 	return 0;
 }
+/* The one span of a golden constant: in function func (a prefix: gcc's
+ * .isra and .constprop suffixes), of class cls, in *sp. */
+static int one_span(const char *name, const char *func, int cls,
+		    struct xk_scope *t, const struct xk_scope_span **sp)
+{
+	CHECK(gen(GOLDEN, name, t) == 0);
+	CHECK(t->nr_spans == 1);
+	*sp = &t->spans[0];
+	CHECK(!strncmp((*sp)->func, func, strlen(func)) && (int)(*sp)->cls == cls);
+	return 0;
+}
 /* a module parameter's initial value: the variable is written (class
  * data, its field the whole int, field = N) */
 static int G_INIT_spans(void)
@@ -164,10 +175,7 @@ static int G_INIT_spans(void)
 	struct xk_scope t;
 	const struct xk_scope_span *sp;
 
-	CHECK(gen(GOLDEN, "G_INIT", &t) == 0);
-	CHECK(t.nr_spans == 1);
-	sp = &t.spans[0];
-	CHECK(!strcmp(sp->func, "golden_initial_limit") && sp->cls == XK_SPAN_DATA);
+	CHECK(one_span("G_INIT", "golden_initial_limit", XK_SPAN_DATA, &t, &sp) == 0);
 	CHECK(sp->emulate == XK_EMULATE_DATA && sp->start == 0 && sp->probe == 4);
 	CHECK(sp->fit[0][0] == 1 && sp->fit[0][1] == 0 && sp->nr_imms == 1);
 	/* the compiled-in bytes: 300 */
@@ -197,10 +205,7 @@ static int G_ALT_spans(void)
 	struct xk_scope t;
 	const struct xk_scope_span *sp;
 
-	CHECK(gen(GOLDEN, "G_ALT", &t) == 0);
-	CHECK(t.nr_spans == 1);
-	sp = &t.spans[0];
-	CHECK(!strcmp(sp->func, "golden_alt") && sp->cls == XK_SPAN_REGISTER);
+	CHECK(one_span("G_ALT", "golden_alt", XK_SPAN_REGISTER, &t, &sp) == 0);
 	CHECK(sp->slice_len == 4 && sp->nr_exits == 2);
 	/* the two return thunks, after the xor and after the sub */
 	CHECK(sp->exits[0] == 0x1e && sp->exits[1] == 0x28);
@@ -215,10 +220,7 @@ static int G_FAULT_spans(void)
 	struct xk_scope t;
 	const struct xk_scope_span *sp;
 
-	CHECK(gen(GOLDEN, "G_FAULT", &t) == 0);
-	CHECK(t.nr_spans == 1);
-	sp = &t.spans[0];
-	CHECK(!strncmp(sp->func, "golden_fault", 12) && sp->cls == XK_SPAN_REGISTER);
+	CHECK(one_span("G_FAULT", "golden_fault", XK_SPAN_REGISTER, &t, &sp) == 0);
 	CHECK(sp->slice_len == 2 && sp->nr_exits == 3);
 	CHECK(sp->exits[0] == 0x2a && sp->exits[1] == 0x35 && sp->exits[2] == 0x3f);
 	xk_scope_free(&t);
@@ -233,10 +235,7 @@ static int G_JL_spans(void)
 	struct xk_scope t;
 	const struct xk_scope_span *sp;
 
-	CHECK(gen(GOLDEN, "G_JL", &t) == 0);
-	CHECK(t.nr_spans == 1);
-	sp = &t.spans[0];
-	CHECK(!strcmp(sp->func, "golden_jl") && sp->cls == XK_SPAN_REGISTER);
+	CHECK(one_span("G_JL", "golden_jl", XK_SPAN_REGISTER, &t, &sp) == 0);
 	CHECK(sp->nr_exits == 2);
 	/* the return thunks after the imul and after the key's lea */
 	CHECK(sp->exits[0] == 0x13 && sp->exits[1] == 0x23);
@@ -255,10 +254,7 @@ static int G_IDX_spans(void)
 
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK(gen(GOLDEN, "G_IDX", &t) == 0);
-	CHECK(t.nr_spans == 1);
-	sp = &t.spans[0];
-	CHECK(!strcmp(sp->func, "golden_idx") && sp->cls == XK_SPAN_REGISTER);
+	CHECK(one_span("G_IDX", "golden_idx", XK_SPAN_REGISTER, &t, &sp) == 0);
 	CHECK(sp->nr_mem_in == 1 && sp->mem_in[0].base == XK_RDI &&
 	      sp->mem_in[0].disp == 0 && sp->mem_in[0].width == 32 &&
 	      sp->mem_in[0].index == XK_RSI && sp->mem_in[0].scale == 4);
