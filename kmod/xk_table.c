@@ -496,7 +496,9 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 	/* an uncompared probed instruction (xk_rule_check_expect) must be a
 	 * site that boot-time patching rewrites */
 	if (!d->emulate && d->expect_mask[d->probe - d->start] != 0xff &&
-	    !xk_rule_patched_site_byte(live[d->probe - d->start]))
+	    (!xk_rule_patched_site_byte(live[d->probe - d->start]) ||
+	     (d->expect_len - (d->probe - d->start) == XK_PATCHED_SHORT_SITE_LEN &&
+	      !xk_rule_patched_short_site(live + (d->probe - d->start)))))
 		return xk_error(error, "span %d: %s+%#llx holds %02x: not a call, jump "
 				"or patched site as the table's uncompared bytes say",
 				idx, d->func, d->probe,

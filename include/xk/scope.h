@@ -19,7 +19,11 @@
 #include "xk/core.h"
 
 #define XK_SCOPE_MAGIC "xkernel-scope-table"
-#define XK_SCOPE_VERSION 1
+/* 2: memory inputs with an index register (input K BASE DISP WIDTH INDEX
+ * SCALE), which a version-1 reader would misread; a table without one is
+ * still written as version 1 */
+#define XK_SCOPE_VERSION 2
+#define XK_SCOPE_VERSION_INDEX 2
 /* limits: XK_MAX_* of xk/abi/xk_rules.h, the module's own */
 
 enum xk_span_class {

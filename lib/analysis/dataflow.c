@@ -166,7 +166,9 @@ bool df_reads_flags(const struct xk_insn *in)
 {
 	const char *m = in->text;
 
-	return in->is_cond || !strncmp(m, "set", 3) || !strncmp(m, "cmov", 4) ||
+	/* static branches and static_cpu_has() sites are patched, not tested */
+	return (in->is_cond && !in->jump_label && !in->alt_site) ||
+	       !strncmp(m, "set", 3) || !strncmp(m, "cmov", 4) ||
 	       in->id == X86_INS_SBB || in->id == X86_INS_ADC ||
 	       in->id == X86_INS_PUSHF || in->id == X86_INS_PUSHFQ ||
 	       in->id == X86_INS_LAHF;
@@ -486,6 +488,32 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 			/* too fragmented: one conservative range to the end */
 			sp->ranges[sp->nr_ranges - 1][1] = func_size;
 			break;
+		}
+	}
+	/* kprobes refuses a jump-label site (the kernel patches its bytes)
+	 * and a BUG/WARN site: an exit there moves on to where the site goes,
+	 * which it reaches touching no data (a BUG that never returns needs
+	 * none); a jump-label site whose target is unknown refuses the span */
+	for (size_t round = 0, moved = 1; moved && round <= n; round++) {
+		moved = 0;
+		for (size_t i = 0; i < n; i++) {
+			size_t succ[DF_MAX_SUCC];
+			int ns;
+
+			if (!is_exit[i] || !code->insn[i].unprobeable)
+				continue;
+			ns = df_successors(code, i, succ);
+			if (code->insn[i].jump_label && (!code->insn[i].is_cond || !ns)) {
+				span_refuse(sp, "+0x%lx: an exit of the safe span is "
+						"a jump-label site whose target is not "
+						"known", (unsigned long)code->insn[i].off);
+				err = -ENOTSUP;
+				goto out;
+			}
+			is_exit[i] = false;
+			for (int k = 0; k < ns; k++)
+				is_exit[succ[k]] = true;
+			moved = 1;
 		}
 	}
 	for (size_t i = 0; i <= n; i++)

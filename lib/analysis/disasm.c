@@ -134,6 +134,12 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 		in->has_imm = false;	/* a target, not a constant */
 	}
 	in->has_reloc = xk_func_reloc_at(f, in->off, in->len);
+	in->reloc_imm = in->has_reloc && x->encoding.imm_offset &&
+			xk_func_reloc_at(f, in->off + x->encoding.imm_offset,
+					 x->encoding.imm_size);
+	in->reloc_disp = in->has_reloc && x->encoding.disp_offset &&
+			 xk_func_reloc_at(f, in->off + x->encoding.disp_offset,
+					  x->encoding.disp_size);
 	/* a relocated jump leaves the function: a tail call or the return
 	 * thunk (RETHUNK builds turn ret into jmp __x86_return_thunk); but a
 	 * static_cpu_has() site stays in it (alt_site_target), and one whose
@@ -234,6 +240,7 @@ static void add_jump_labels(const struct xk_sym *f, struct xk_func_code *code)
 		to = jl->target_sec == f->sec->index ?
 		     (int64_t)(jl->target - f->sym.st_value) : -1;
 		in->jump_label = true;
+		in->unprobeable = true;
 		in->is_branch = true;
 		in->is_ret = false;
 		in->has_imm = false;
@@ -241,6 +248,38 @@ static void add_jump_labels(const struct xk_sym *f, struct xk_func_code *code)
 			      xk_code_index(code, (uint64_t)to) >= 0;
 		in->target = in->is_cond ? to : -1;
 		snprintf(in->norm, sizeof(in->norm), "jump_label <T>");
+	}
+}
+
+/*
+ * BUG() and WARN() sites of f: their ud2, named by __bug_table entries
+ * (12 bytes: the address as pc32 first), which kprobes refuses to probe
+ * (find_bug()); a probe point or an exit of a span must not be one.
+ */
+static void add_bug_sites(const struct xk_sym *f, struct xk_func_code *code)
+{
+	const struct xk_obj *o = f->sec->obj;
+
+	for (size_t i = 0; o && i < o->nr_secs; i++) {
+		const struct xk_sec *s = &o->secs[i];
+
+		if (strcmp(s->name, "__bug_table"))
+			continue;
+		for (size_t r = 0; r < s->nr_relas; r++) {
+			const struct xk_rela *rel = &s->relas[r];
+			int64_t at;
+			ssize_t k;
+
+			if (rel->offset % 12 || !rel->sym || rel->sym->sec != f->sec)
+				continue;
+			at = (int64_t)(rel->sym->sym.st_value - f->sym.st_value) +
+			     rel->addend;
+			if (at < 0 || at >= (int64_t)f->sym.st_size)
+				continue;
+			k = xk_code_index(code, (uint64_t)at);
+			if (k >= 0)
+				code->insn[k].unprobeable = true;
+		}
 	}
 }
 
@@ -275,6 +314,7 @@ int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 	cs_free(ci, n);
 	cs_close(&h);
 	add_jump_labels(f, code);
+	add_bug_sites(f, code);
 	return add_fixups(f, code);
 }
 

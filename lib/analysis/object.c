@@ -114,6 +114,8 @@ static int load_relocations(struct xk_obj *o)
  * Jump-label sites, from __jump_table: objtool makes them NOPs at link time.
  * Entries are 16 bytes: the site (pc32), its target (pc32), the key (pc64);
  * a pc32 field's relocation names the place itself (symbol + addend).
+ * Another layout (an older kernel's absolute entries) is refused: sites it
+ * would miss would be taken for plain NOPs.
  */
 static int load_jump_labels(struct xk_obj *o)
 {
@@ -122,8 +124,12 @@ static int load_jump_labels(struct xk_obj *o)
 		size_t nr = s->sh.sh_size / 16, first = o->nr_jump_labels;
 		struct xk_jump_label *jl;
 
-		if (strcmp(s->name, "__jump_table") || !nr)
+		if (strcmp(s->name, "__jump_table") || !s->sh.sh_size)
 			continue;
+		if (s->sh.sh_size % 16)
+			return xk_err(-EINVAL, "%s: __jump_table of %llu bytes: not "
+				      "16-byte entries", o->path,
+				      (unsigned long long)s->sh.sh_size);
 		jl = realloc(o->jump_labels, (first + nr) * sizeof(*jl));
 		if (!jl)
 			return xk_err(-ENOMEM, "%s: out of memory", o->path);
@@ -137,6 +143,11 @@ static int load_jump_labels(struct xk_obj *o)
 			struct xk_jump_label *e;
 			uint64_t at;
 
+			if (rel->offset % 16 < 8 && rel->type != R_X86_64_PC32)
+				return xk_err(-EINVAL, "%s: __jump_table+0x%llx: "
+					      "relocation type %u, not PC32", o->path,
+					      (unsigned long long)rel->offset,
+					      rel->type);
 			if (rel->offset / 16 >= nr || !rel->sym || !rel->sym->sec)
 				continue;
 			e = &jl[first + rel->offset / 16];

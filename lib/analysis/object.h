@@ -114,8 +114,13 @@ struct xk_insn {
 	int64_t imm;		/* the first immediate operand */
 	bool rip_relative;
 	bool has_reloc;		/* a relocation covers some of its bytes */
+	bool reloc_imm;		/* ... its immediate (mov $sym, %rsi) */
+	bool reloc_disp;	/* ... its displacement (sym(%rax), sym(,%rcx,8)):
+				 * the object holds 0, the kernel an address */
 	bool alt_site;		/* a static_cpu_has() site: a jcc to its t_no */
 	bool jump_label;	/* a static branch: a jcc to its target */
+	bool unprobeable;	/* kprobes refuses it: a jump-label site, a
+				 * BUG/WARN site (__bug_table) */
 	int64_t fixup;		/* where a fault of it resumes (__ex_table), -1,
 				 * or XK_FIXUP_ELSEWHERE (not in the function) */
 };

@@ -116,6 +116,11 @@ static const char *unfollowable(const struct xk_obj *o, const struct xk_sym *f,
 		const struct xk_insn *in = &code->insn[i];
 		const struct xk_rela *r = insn_rela(f, in);
 
+		if (in->jump_label && !in->is_cond) {
+			snprintf(buf, size, "+0x%llx: a jump-label site whose target "
+				 "is not in the function", (unsigned long long)in->off);
+			return buf;
+		}
 		if (in->id == X86_INS_JMP && in->x86.op_count == 1 &&
 		    in->x86.operands[0].type != X86_OP_IMM) {
 			snprintf(buf, size, "+0x%llx %.60s: an indirect jump",
@@ -598,6 +603,14 @@ static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
 	const struct xk_insn *pi = &B->insn[b1];
 	int nr_exits = 0;
 
+	/* kprobes refuses a jump-label or BUG site: the module could not
+	 * check the resume point (insn_boundary) */
+	if (pi->unprobeable) {
+		snprintf(why, size, "the region of +0x%llx resumes at %s",
+			 (unsigned long long)B->insn[b0].off, pi->jump_label ?
+			 "a jump-label site" : "a BUG or WARN site");
+		return -ENOTSUP;
+	}
 	sp->cls = XK_SPAN_REGISTER;
 	sp->emulate = XK_EMULATE_REPLAY;
 	sp->start = B->insn[b0].off;

@@ -1124,6 +1124,12 @@ static int compile_locations(struct func_ctx *c, struct span_work *w,
 				 xk_reg_name(sp->locs[l].kind));
 			return -ENOTSUP;
 		}
+		if (sx_uses_reloc(w->loc_expr[l])) {
+			span_refuse(sp, "the value of %s depends on an address the "
+				    "linker fills in (a relocated immediate)",
+				    xk_reg_name(sp->locs[l].kind));
+			return -ENOTSUP;
+		}
 		if (w->inverse)
 			err = sx_compile_inverse(w->loc_expr[l], sp->fit, c->in->def,
 						 loc->kind, loc->width, &loc->expr);
@@ -1180,8 +1186,9 @@ static int place_post(struct func_ctx *c, const struct span_work *w,
 	if (last->is_branch || last->is_call || last->is_ret) {
 		span_refuse(sp, "the probe point +0x%lx is %s and the span ends "
 			    "in a branch", (unsigned long)c->base.insn[w->end + 1].off,
-			    c->base.insn[w->end + 1].jump_label ?
-			    "a jump-label site" : "also a branch target");
+			    c->base.insn[w->end + 1].unprobeable ?
+			    "a site kprobes refuses (a jump label, a BUG)" :
+			    "also a branch target");
 		return -ENOTSUP;
 	}
 	for (size_t i = w->start + 1; i <= w->end; i++) {
@@ -1209,8 +1216,16 @@ static int place_probe(struct func_ctx *c, struct span_work *w,
 		return -ENOTSUP;
 	}
 	sp->post_len = 0;
+	/* emulated: resumed at p, which the module checks with kprobes'
+	 * decoder (insn_boundary), which refuses a jump-label site */
+	if (w->emulate && c->base.insn[p].unprobeable) {
+		span_refuse(sp, "the emulated span would resume at +0x%lx, a site "
+			    "kprobes refuses (a jump label, a BUG)",
+			    (unsigned long)c->base.insn[p].off);
+		return -ENOTSUP;
+	}
 	/* emulated: the probe is the span's start; resuming at a join is fine */
-	if (!w->emulate && (c->target[p] || c->base.insn[p].jump_label) &&
+	if (!w->emulate && (c->target[p] || c->base.insn[p].unprobeable) &&
 	    place_post(c, w, sp))
 		return -ENOTSUP;
 	pi = &c->base.insn[p];

@@ -142,7 +142,8 @@ static const struct sx *unmasked(const struct sx *e)
  * at the probe point, where inputs_live() keeps that register unchanged)
  * and no store came before it in the span; else unknown to the model.
  */
-static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
+static struct sx *read_mem(struct sx_state *s, const struct xk_insn *in,
+			   const cs_x86_op *op, int w)
 {
 	const x86_op_mem *m = &op->mem;
 	int base = xk_gpr(m->base, NULL, NULL), k;
@@ -184,8 +185,10 @@ static struct sx *read_mem(struct sx_state *s, const cs_x86_op *op, int w)
 			base = -1;
 		}
 	}
+	/* a relocated displacement is 0 in the object, an address in the
+	 * kernel: the runtime would read elsewhere */
 	if (s->no_mem_inputs || s->stored || m->segment != X86_REG_INVALID ||
-	    base < 0 ||
+	    base < 0 || in->reloc_disp ||
 	    (w != 8 && w != 16 && w != 32 && w != 64) ||
 	    disp > XK_MAX_LOAD_DISP || disp < -XK_MAX_LOAD_DISP)
 		return node(s, SX_UNKNOWN, w, NULL, NULL);
@@ -237,9 +240,17 @@ static struct sx *read_op(struct sx_state *s, const struct xk_insn *in,
 			s->nr_params++;
 			return p;
 		}
-		return cnst(s, w, op->imm);
+	{
+		struct sx *c = cnst(s, w, op->imm);
+
+		/* mov $sym, %rsi: the same 0 in every build (one
+		 * relocation), so the builds compare; never a program's */
+		if (c && in->reloc_imm)
+			c->reloc = true;
+		return c;
+	}
 	case X86_OP_MEM:
-		return read_mem(s, op, w);
+		return read_mem(s, in, op, w);
 	default:
 		return NULL;
 	}
@@ -261,6 +272,14 @@ static bool mentions(const struct sx *e, enum sx_kind k)
 		return false;
 	return e->kind == k || mentions(e->a, k) || mentions(e->b, k) ||
 	       mentions(e->c, k);
+}
+
+bool sx_uses_reloc(const struct sx *e)
+{
+	if (!e)
+		return false;
+	return (e->kind == SX_CONST && e->reloc) || sx_uses_reloc(e->a) ||
+	       sx_uses_reloc(e->b) || sx_uses_reloc(e->c);
 }
 
 bool sx_uses_params(const struct sx *e)
@@ -482,14 +501,14 @@ static int read_modify_write(struct sx_state *s, const struct xk_insn *in,
 
 	/* an immediate source only: the module takes group 1 (80, 81, 83)
 	 * to memory as a store, not 01/09/21/29/31 from a register */
-	if (base < 0 || o0->mem.index != X86_REG_INVALID ||
+	if (base < 0 || o0->mem.index != X86_REG_INVALID || in->reloc_disp ||
 	    o0->mem.segment != X86_REG_INVALID || o1->type != X86_OP_IMM ||
 	    (k != SX_ADD && k != SX_SUB && k != SX_AND && k != SX_OR &&
 	     k != SX_XOR) || in->x86.prefix[0] == X86_PREFIX_LOCK)
 		return unsupported(s, in, "read-modify-write of memory");
 	/* the read comes before the instruction's own store */
 	s->stored = s->stored_before;
-	a = read_mem(s, o0, w);
+	a = read_mem(s, in, o0, w);
 	s->stored = stored;
 	b = read_op(s, in, o1, is_seed);
 	if (!a || !b)
@@ -543,7 +562,8 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 					   in->x86.encoding.disp_offset;
 
 				if (o0->mem.index != X86_REG_INVALID ||
-				    (!rip && xk_gpr(o0->mem.base, NULL, NULL) < 0))
+				    (!rip && (xk_gpr(o0->mem.base, NULL, NULL) < 0 ||
+					      in->reloc_disp)))
 					return unsupported(s, in, "store through an address the model cannot name");
 				/* rip-relative: where the relocated rel32 is */
 				record_store(s, in, rip ? XK_BASE_RIP :
@@ -560,7 +580,7 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		struct sx *addr = cnst(s, 64, m->disp);
 		int tw;
 
-		if (m->base == X86_REG_RIP)
+		if (m->base == X86_REG_RIP || in->reloc_disp)	/* an address */
 			return write_reg(s, o0->reg, node(s, SX_UNKNOWN, 64, NULL, NULL));
 		if (m->base != X86_REG_INVALID)
 			addr = node(s, SX_ADD, 64, addr, read_reg(s, m->base, &tw));
@@ -868,7 +888,7 @@ int sx_compile(const struct sx *e, const int64_t (*fit)[2], struct xk_expr *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (mentions(e, SX_UNKNOWN))
+	if (mentions(e, SX_UNKNOWN) || sx_uses_reloc(e))
 		return -ENOTSUP;
 	o = (struct sx_out){ out->insn, 0, XK_EXPR_MAX_INSNS };
 	err = compile(e, fit, &o, COMPILE_AS_IS, 0);
@@ -893,7 +913,7 @@ int sx_compile_inverse(const struct sx *e, const int64_t (*fit)[2], int64_t def,
 	struct sx_out o = { out->insn, 0, XK_EXPR_MAX_INSNS };
 
 	memset(out, 0, sizeof(*out));
-	if (mentions(e, SX_UNKNOWN))
+	if (mentions(e, SX_UNKNOWN) || sx_uses_reloc(e))
 		return -ENOTSUP;
 	/* a 32-bit result is zero-extended into its register: corrected at
 	 * 32 bits, as the span computed it (8 and 16 bits keep the rest) */

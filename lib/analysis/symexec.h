@@ -22,6 +22,9 @@ struct sx {
 	int reg;		/* SX_REG: the register at the span's start */
 	int param;		/* SX_PARAM: index of the seed immediate */
 	int64_t v;		/* SX_CONST value; SX_SEXT source width */
+	bool reloc;		/* SX_CONST: a relocated immediate (mov $sym,
+				 * %r12): 0 in the object, an address in the
+				 * kernel; no program may compute with it */
 	struct sx *a, *b, *c;
 };
 
@@ -85,6 +88,8 @@ struct sx_state {
 int sx_init(struct sx_state *s);
 /* Whether an expression reads a memory input (an input past the GPRs). */
 bool sx_uses_mem_inputs(const struct sx *e);
+/* Whether e computes with a relocated immediate (sx.reloc). */
+bool sx_uses_reloc(const struct sx *e);
 void sx_free(struct sx_state *s);
 /*
  * Executes one instruction; is_seed makes its immediate a parameter.

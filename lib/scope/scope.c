@@ -97,6 +97,23 @@ static int check_span_rules(const char *where, const struct xk_scope *t,
 	return 0;
 }
 
+/* Whether some memory input of t has an index (format version 2). */
+static bool indexed_inputs(const struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+
+		for (int k = 0; k < s->nr_mem_in; k++)
+			if (s->mem_in[k].scale)
+				return true;
+		for (int j = 0; j < s->nr_replays; j++)
+			for (int k = 0; k < s->replays[j].nr_mem_in; k++)
+				if (s->replays[j].mem_in[k].scale)
+					return true;
+	}
+	return false;
+}
+
 /* input K BASE DISP WIDTH, then INDEX SCALE when the address has one */
 static void write_mem_in(FILE *f, int k, const struct xk_scope_mem_in *m)
 {
@@ -222,7 +239,8 @@ static int xk_scope_write_impl(const struct xk_scope *t, const char *path)
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return xk_err(-ENOMEM, "writing %s: out of memory", path);
-	fprintf(f, "%s %d\n", XK_SCOPE_MAGIC, XK_SCOPE_VERSION);
+	fprintf(f, "%s %d\n", XK_SCOPE_MAGIC, indexed_inputs(t) ?
+		XK_SCOPE_VERSION_INDEX : 1);
 	fprintf(f, "constant %s\n", t->constant);
 	fprintf(f, "kind %s\n", t->kind);
 	fprintf(f, "source %s\n", t->source);
@@ -253,6 +271,7 @@ struct reader {
 	const char *path;
 	char *text, *pos;
 	int line;
+	int version;		/* of the table's format */
 	char cur[4096];
 };
 
@@ -397,17 +416,22 @@ static int parse_reg(const char *s)
 	return -1;
 }
 
-/* "K BASE DISP WIDTH [INDEX SCALE]" into m, K being want; 0 or -EINVAL.
- * The rules (xk_rule_check_mem_in) check the values at load. */
-static int parse_mem_in(const char *v, int want, struct xk_scope_mem_in *m)
+/* "K BASE DISP WIDTH [INDEX SCALE]" into m, K being want, nothing after;
+ * 0 or -EINVAL. An index needs format version XK_SCOPE_VERSION_INDEX. The
+ * rules (xk_rule_check_mem_in) check the values at load. */
+static int parse_mem_in(const struct reader *r, const char *v, int want,
+			struct xk_scope_mem_in *m)
 {
 	char base[16], index[16];
 	long long disp;
-	int k, n;
+	int k, n, end4 = -1, end6 = -1;
 
 	memset(m, 0, sizeof(*m));
-	n = sscanf(v, "%d %15s %lld %d %15s %d", &k, base, &disp, &m->width,
-		   index, &m->scale);
+	n = sscanf(v, "%d %15s %lld %d%n %15s %d%n", &k, base, &disp, &m->width,
+		   &end4, index, &m->scale, &end6);
+	if ((n == 4 && v[end4] != '\0') || (n == 6 && v[end6] != '\0') ||
+	    (n == 6 && r->version < XK_SCOPE_VERSION_INDEX))
+		return -EINVAL;
 	if ((n != 4 && n != 6) || k != want ||
 	    (m->base = parse_reg(base)) < 0 || m->base >= XK_NR_REGS)
 		return -EINVAL;
@@ -653,7 +677,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			struct xk_scope_replay *rp = &s->replays[s->nr_replays - 1];
 
 			if (rp->nr_mem_in == XK_MAX_MEM_INPUTS || rp->nr_locs ||
-			    parse_mem_in(r->cur + 6, rp->nr_mem_in,
+			    parse_mem_in(r, r->cur + 6, rp->nr_mem_in,
 					 &rp->mem_in[rp->nr_mem_in]))
 				return bad(r, "input K REGISTER DISP WIDTH [INDEX SCALE] "
 					   "(before the replay's locs)");
@@ -684,7 +708,7 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->post_len = len;
 		} else if (!strncmp(r->cur, "input ", 6)) {
 			if (s->nr_mem_in == XK_MAX_MEM_INPUTS ||
-			    parse_mem_in(r->cur + 6, s->nr_mem_in,
+			    parse_mem_in(r, r->cur + 6, s->nr_mem_in,
 					 &s->mem_in[s->nr_mem_in]))
 				return bad(r, "input K REGISTER DISP WIDTH [INDEX SCALE] "
 					   "(before the locs)");
@@ -808,11 +832,13 @@ static int xk_scope_read_impl(const char *path, struct xk_scope *t)
 			     path, XK_SCOPE_MAGIC);
 		goto out;
 	}
-	if (sscanf(v, "%d", &version) != 1 || version != XK_SCOPE_VERSION) {
+	if (sscanf(v, "%d", &version) != 1 || version < 1 ||
+	    version > XK_SCOPE_VERSION) {
 		err = xk_err(-EINVAL, "%s: scope table version %s, this xk reads "
-				      "version %d", path, v, XK_SCOPE_VERSION);
+				      "versions 1 to %d", path, v, XK_SCOPE_VERSION);
 		goto out;
 	}
+	r.version = version;
 	err = expect_key(&r, "constant", &v) ?: xk_strlcpy(t->constant, v, sizeof(t->constant));
 	err = err ?: expect_key(&r, "kind", &v) ?: xk_strlcpy(t->kind, v, sizeof(t->kind));
 	err = err ?: expect_key(&r, "source", &v) ?: xk_strlcpy(t->source, v, sizeof(t->source));

@@ -244,13 +244,16 @@ static int G_JL_spans(void)
 }
 /* imul $N, (%rdi,%rsi,4), %eax: a memory input with an index register,
  * read by the runtime as the CPU did ([rdi + rsi * 4]); refused as "memory
- * read in the span" before. The table's text keeps it (written, read). */
+ * read in the span" before. The table's text keeps it (written, read), as
+ * format version 2: a version-1 table with an index is refused (a reader
+ * of version 1 only would drop the index). */
 static int G_IDX_spans(void)
 {
 	struct xk_scope t, back;
 	const struct xk_scope_span *sp;
 	char path[] = "/tmp/xk-test-idx-XXXXXX";
 	int fd = mkstemp(path);
+	char *text;
 
 	CHECK(fd >= 0);
 	close(fd);
@@ -259,11 +262,32 @@ static int G_IDX_spans(void)
 	      sp->mem_in[0].disp == 0 && sp->mem_in[0].width == 32 &&
 	      sp->mem_in[0].index == XK_RSI && sp->mem_in[0].scale == 4);
 	CHECK(xk_scope_write(&t, path) == 0 && xk_scope_read(path, &back) == 0);
-	unlink(path);
 	CHECK(back.nr_spans == 1 && back.spans[0].nr_mem_in == 1 &&
 	      back.spans[0].mem_in[0].index == XK_RSI &&
 	      back.spans[0].mem_in[0].scale == 4);
 	xk_scope_free(&back);
+	CHECK(xk_read_file(path, &text, NULL) == 0);
+	CHECK(!strncmp(text, "xkernel-scope-table 2\n", 22));
+	text[20] = '1';
+	CHECK(xk_write_file(path, text, strlen(text), 0644) == 0);
+	free(text);
+	CHECK(xk_scope_read(path, &back) == -EINVAL);
+	CHECK(strstr(xk_last_error(), "INDEX SCALE"));
+	unlink(path);
+	xk_scope_free(&t);
+	return 0;
+}
+/* imul $N, golden_rtab(%rdi), %eax: the displacement is the table's
+ * address, which the linker fills in (0 in the object): a memory input
+ * [rdi + 0] would read elsewhere, so the span is refused (it was accepted,
+ * with that input, before) */
+static int G_RTAB_spans(void)
+{
+	struct xk_scope t;
+	const struct xk_scope_span *sp;
+
+	CHECK(one_span("G_RTAB", "golden_rtab_of", XK_SPAN_UNSUPPORTED, &t, &sp) == 0);
+	CHECK(strstr(sp->why, "memory read in the span"));
 	xk_scope_free(&t);
 	return 0;
 }
@@ -901,7 +925,7 @@ int main(void)
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
-		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans), T(G_IDX_spans),
+		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans), T(G_IDX_spans), T(G_RTAB_spans),
 		T(G_FAULT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),

@@ -415,7 +415,7 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 	if (why)
 		return why;
 	why = xk_rule_check_expect(d->expect_mask, d->expect_len, d->start,
-				   d->probe);
+				   d->probe, d->post_len);
 	if (why)
 		return why;
 	if (d->nr_cands > XK_MAX_CANDS)

@@ -139,10 +139,12 @@ static inline const char *xk_rule_check_offsets(__u64 func_size, __u64 start,
  * least as many bytes are compared as not; the byte under the probe point
  * (the probed instruction's first) is compared, unless the probed
  * instruction is a relocated call or jump or a jump-label site (5 bytes,
- * or a jump label's 2, all uncompared, which boot-time and run-time
- * patching rewrite: return thunks, retpolines, __fentry__, static keys);
- * the module then requires the live byte to be one of those sites'
- * (XK_PATCHED_SITE_BYTE).
+ * all uncompared, which boot-time and run-time patching rewrite: return
+ * thunks, retpolines, __fentry__, static keys), or a 2-byte jump-label
+ * site after a span probed on its last instruction (post_len: kprobes
+ * never probes the site itself); the module then requires the live byte
+ * to be one of those sites' (XK_PATCHED_SITE_BYTE), the 2 bytes a short
+ * jump or its NOP (xk_rule_patched_short_site).
  * Call after xk_rule_check_offsets (probe - start < expect_len).
  */
 #define XK_PATCHED_SITE_LEN 5
@@ -150,7 +152,7 @@ static inline const char *xk_rule_check_offsets(__u64 func_size, __u64 start,
 
 static inline const char *xk_rule_check_expect(const __u8 *mask,
 					       __u32 expect_len, __u64 start,
-					       __u64 probe)
+					       __u64 probe, __u32 post_len)
 {
 	__u32 run = 0, masked = 0, p;
 
@@ -177,7 +179,7 @@ static inline const char *xk_rule_check_expect(const __u8 *mask,
 	if (mask[p] == 0xff)
 		return 0;
 	if (expect_len - p != XK_PATCHED_SITE_LEN &&
-	    expect_len - p != XK_PATCHED_SHORT_SITE_LEN)
+	    (expect_len - p != XK_PATCHED_SHORT_SITE_LEN || !post_len))
 		return "the byte under the probe point is not compared";
 	for (__u32 i = p; i < expect_len; i++)
 		if (mask[i])
@@ -193,6 +195,13 @@ static inline int xk_rule_patched_site_byte(__u8 b)
 {
 	return b == 0xe8 || b == 0xe9 || b == 0xc3 || b == 0x0f || b == 0xeb ||
 	       b == 0x66 || b == 0xff || b == 0x2e || b == 0x41;
+}
+
+/* A 2-byte jump-label site as the kernel leaves it: a short jump (eb xx)
+ * or the 2-byte NOP objtool and the kernel write (66 90). */
+static inline int xk_rule_patched_short_site(const __u8 *b)
+{
+	return b[0] == 0xeb || (b[0] == 0x66 && b[1] == 0x90);
 }
 
 /*
