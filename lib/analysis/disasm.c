@@ -159,6 +159,15 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 			in->is_ret = true;
 		}
 	}
+	/* a static call (call __SCT__name): patched by static_call_update(),
+	 * and kprobes refuses its site (static_call_text_reserved()) */
+	if (in->is_call && in->has_reloc) {
+		uint64_t start = f->sym.st_value + in->off;
+		const struct xk_rela *r = xk_rela_in(f->sec, start, start + in->len);
+
+		if (r && r->sym && r->sym->name && !strncmp(r->sym->name, "__SCT__", 7))
+			in->unprobeable = true;
+	}
 	/* the diff's view: targets and relocated fields do not count */
 	if (in->target >= 0 || (in->is_call && in->has_reloc))
 		snprintf(in->norm, sizeof(in->norm), "%s <T>", ci->mnemonic);

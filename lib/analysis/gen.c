@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "identity.h"
+#include "dataflow.h"
 #include "spans.h"
 
 
@@ -323,6 +324,64 @@ out_free:
  * value whose regions replay (others are built and checked when they are
  * set). Only the objects of those functions are built.
  */
+/* Whether off lies in [from, to). */
+static bool within(uint64_t off, uint64_t from, uint64_t to)
+{
+	return off >= from && off < to;
+}
+
+/*
+ * The module arms an emulated span only when no other probe of the
+ * constant (a rewrite probe, a span's entry, an exit of a safe span) sits
+ * in the bytes it emulates, [start, probe): kprobes would never run that
+ * probe (kmod/xk_table.c, emulated_alone). Runs on the finished table;
+ * such an emulated span is refused here, naming the other probe, instead
+ * of the whole table at load.
+ */
+static void refuse_emulated_overlaps(struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *e = &t->spans[i];
+		const char *what = NULL;
+		uint64_t at = 0;
+		int by = -1;
+
+		if (e->cls == XK_SPAN_UNSUPPORTED || !e->emulate ||
+		    e->emulate == XK_EMULATE_DATA)
+			continue;
+		for (int j = 0; j < t->nr_spans && !what; j++) {
+			const struct xk_scope_span *s = &t->spans[j];
+
+			if (s->cls == XK_SPAN_UNSUPPORTED || s->emulate == XK_EMULATE_DATA ||
+			    strcmp(s->func, e->func) || strcmp(s->object, e->object))
+				continue;
+			by = j;
+			at = s->emulate ? s->start : s->probe - s->post_len;
+			if (j != i && within(at, e->start, e->probe)) {
+				what = "its rewrite probe";
+				break;
+			}
+			at = s->start;
+			if (!s->emulate && within(at, e->start, e->probe)) {
+				what = "its entry";
+				break;
+			}
+			for (int k = 0; k < s->nr_exits && !what; k++) {
+				at = s->exits[k];
+				if (at < s->func_size && within(at, e->start, e->probe))
+					what = "an exit of its safe span";
+			}
+		}
+		if (what)
+			span_refuse(e, "span %d's probe at +0x%llx (%s) would sit in "
+				    "the bytes this emulated span skips (+0x%llx to "
+				    "+0x%llx): the module arms neither", by,
+				    (unsigned long long)at, what,
+				    (unsigned long long)e->start,
+				    (unsigned long long)e->probe);
+	}
+}
+
 static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 		      const struct xk_build_result *b, struct xk_scope *t)
 {
@@ -437,6 +496,8 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	}
 	err = err ?: gen_by_shape(k, c, t);
 	err = err ?: gen_replay(k, c, b, t);
+	if (!err)
+		refuse_emulated_overlaps(t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)

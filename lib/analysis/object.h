@@ -120,7 +120,8 @@ struct xk_insn {
 	bool alt_site;		/* a static_cpu_has() site: a jcc to its t_no */
 	bool jump_label;	/* a static branch: a jcc to its target */
 	bool unprobeable;	/* kprobes refuses it: a jump-label site, a
-				 * BUG/WARN site (__bug_table) */
+				 * BUG/WARN site (__bug_table), a static
+				 * call (call __SCT__...) */
 	int64_t fixup;		/* where a fault of it resumes (__ex_table), -1,
 				 * or XK_FIXUP_ELSEWHERE (not in the function) */
 };

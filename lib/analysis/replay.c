@@ -112,6 +112,8 @@ static const char *unfollowable(const struct xk_obj *o, const struct xk_sym *f,
 {
 	if (xk_func_has_extable(o, f))
 		return "the function has exception-table entries";
+	if (gen_init_code(f))
+		return "the function is boot-time code (freed after boot)";
 	for (size_t i = 0; i < code->nr; i++) {
 		const struct xk_insn *in = &code->insn[i];
 		const struct xk_rela *r = insn_rela(f, in);

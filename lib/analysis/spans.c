@@ -1727,13 +1727,24 @@ static int analyse_regions(struct func_ctx *c, struct xk_scope *t, int first)
 	return err;
 }
 
+/* Code the running kernel no longer has, or never keeps: __init text is
+ * freed after boot (kprobes refuses its addresses), __exit text of
+ * built-in code is discarded. What it computed at boot keeps the
+ * compiled-in value (a pool sized then), so such a use is refused. */
+bool gen_init_code(const struct xk_sym *f)
+{
+	const char *s = f->sec ? f->sec->name : "";
+
+	return !strncmp(s, ".init.text", 10) || !strncmp(s, ".exit.text", 10);
+}
+
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
 			    const struct xk_sym *fb, struct xk_scope *t)
 {
 	struct func_ctx c = { .fb = fb, .in = in, .obj = obj };
 	bool other_diff;
 	ssize_t other;
-	int err, first_span;
+	int err, first_span, nr_seeds;
 
 	err = xk_disasm_func(fb, &c.base) ?: mark_blocks(&c) ?:
 	      align_variants(&c, NULL);
@@ -1758,7 +1769,18 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 			goto out;
 		}
 	}
-	if (!find_seeds(&c, &other_diff, &other)) {
+	nr_seeds = find_seeds(&c, &other_diff, &other);
+	if ((nr_seeds || other_diff) && gen_init_code(fb)) {
+		struct xk_scope_span *sp;
+
+		err = gen_add_span(t, in, fb, &sp);
+		if (!err)
+			span_refuse(sp, "%s is boot-time code (%s, freed after boot): "
+				    "what it computed keeps the compiled-in value",
+				    fb->name, fb->sec->name);
+		goto out;
+	}
+	if (!nr_seeds) {
 		/* the code moved, but no immediate carries the constant */
 		if (other_diff)
 			err = analyse_regions(&c, t, first_span);

@@ -34,6 +34,8 @@ struct gen_input {
 /* The baseline's function of a span, by its name (less module:) and size,
  * or NULL. */
 struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *sp);
+/* Whether f is code the running kernel does not keep (__init, __exit). */
+bool gen_init_code(const struct xk_sym *f);
 /* Appends a span of function f to the table (zeroed, named), in *sp. */
 int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 		 const struct xk_sym *f, struct xk_scope_span **sp);
