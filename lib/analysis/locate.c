@@ -450,7 +450,8 @@ static enum kbuild config_state(const char *config, const char *sym, size_t len)
 }
 
 /*
- * What an assignment's left side builds: obj-y, obj-m, obj-$(CONFIG_X), or
+ * What an assignment's left side builds: obj-y, obj-m, obj-$(CONFIG_X) (or
+ * obj-${CONFIG_X}), or
  * the parts of a composite NAME.o (NAME-y, NAME-objs, NAME-$(CONFIG_X):
  * *comp is NAME.o, whose own line decides). KBUILD_UNKNOWN: not an object
  * list.
@@ -466,8 +467,9 @@ static enum kbuild lhs_condition(const char *lhs, const char *config,
 	    !strncmp(lhs, "hostprogs", 9) || !strncmp(lhs, "extra", 5) ||
 	    !strncmp(lhs, "asflags", 7) || !strncmp(lhs, "ldflags", 7))
 		return KBUILD_UNKNOWN;
-	if (!strncmp(dash, "-$(CONFIG_", 10)) {
-		const char *sym = dash + 3, *end = strchr(sym, ')');
+	/* obj-$(CONFIG_X), or obj-${CONFIG_X} as some makefiles write it */
+	if (!strncmp(dash, "-$(CONFIG_", 10) || !strncmp(dash, "-${CONFIG_", 10)) {
+		const char *sym = dash + 3, *end = strchr(sym, dash[2] == '(' ? ')' : '}');
 
 		if (!end)
 			return KBUILD_UNKNOWN;

@@ -815,6 +815,22 @@ static int identity_refuses_a_changed_function(void)
 }
 
 /* An object of a module is compared with the shipped .ko, not vmlinux. */
+/* drivers/net/wwan/t7xx/Makefile writes obj-${CONFIG_MTK_T7XX}: its
+ * objects are mtk_t7xx.ko's, and their spans are named so (they were taken
+ * for vmlinux code, which the module refused at load: no such function) */
+static int braced_config_names_the_module(void)
+{
+	struct xk_scope t;
+	int named = 0;
+
+	CHECK(gen(STOCK, "DEFAULT_TX_QUEUE_LEN", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++)
+		named += !strcmp(t.spans[i].func, "mtk_t7xx:t7xx_ccmni_wwan_setup");
+	xk_scope_free(&t);
+	CHECK(named == 1);
+	return 0;
+}
+
 static int module_identity_uses_the_shipped_ko(void)
 {
 	char src[XK_PATH_MAX + 32], tmp[] = "/tmp/xk-identity-XXXXXX";
@@ -943,7 +959,7 @@ int main(void)
 		T(bbr_margin_is_emulated),
 		T(rcvwin_slack_is_a_multiply),
 		T(identity_refuses_a_changed_function),
-		T(module_identity_uses_the_shipped_ko), T(unknown_constant_is_named),
+		T(module_identity_uses_the_shipped_ko), T(braced_config_names_the_module), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
 		T(three_uncatalogued_macros_are_analysed),
 	};
