@@ -202,10 +202,8 @@ static int add_fixups(const struct xk_sym *f, struct xk_func_code *code)
 			int64_t at, to;
 			ssize_t k, t;
 
-			if (ri->offset % 12 || !ri->sym || ri->sym->sec != f->sec)
-				continue;
-			at = (int64_t)(ri->sym->sym.st_value - f->sym.st_value) + ri->addend;
-			if (at < 0 || at >= (int64_t)f->sym.st_size)
+			at = ri->offset % 12 ? -1 : xk_rela_in_func(ri, f);
+			if (at < 0)
 				continue;
 			/* the fixup's relocation: the next one, as assemblers
 			 * emit them, else found by a scan */
@@ -214,12 +212,9 @@ static int add_fixups(const struct xk_sym *f, struct xk_func_code *code)
 			for (size_t q = 0; q < s->nr_relas && !rf; q++)
 				if (s->relas[q].offset == ri->offset + 4)
 					rf = &s->relas[q];
-			to = rf && rf->sym && rf->sym->sec == f->sec ?
-			     (int64_t)(rf->sym->sym.st_value - f->sym.st_value) +
-			     rf->addend : -1;
+			to = rf ? xk_rela_in_func(rf, f) : -1;
 			k = xk_code_index(code, (uint64_t)at);
-			t = to >= 0 && to < (int64_t)f->sym.st_size ?
-			    xk_code_index(code, (uint64_t)to) : -1;
+			t = to >= 0 ? xk_code_index(code, (uint64_t)to) : -1;
 			if (k >= 0)
 				code->insn[k].fixup = t >= 0 ?
 					(int64_t)code->insn[t].off : XK_FIXUP_ELSEWHERE;
@@ -275,15 +270,11 @@ static void add_bug_sites(const struct xk_sym *f, struct xk_func_code *code)
 		if (strcmp(s->name, "__bug_table"))
 			continue;
 		for (size_t r = 0; r < s->nr_relas; r++) {
-			const struct xk_rela *rel = &s->relas[r];
-			int64_t at;
+			int64_t at = s->relas[r].offset % 12 ? -1 :
+				     xk_rela_in_func(&s->relas[r], f);
 			ssize_t k;
 
-			if (rel->offset % 12 || !rel->sym || rel->sym->sec != f->sec)
-				continue;
-			at = (int64_t)(rel->sym->sym.st_value - f->sym.st_value) +
-			     rel->addend;
-			if (at < 0 || at >= (int64_t)f->sym.st_size)
+			if (at < 0)
 				continue;
 			k = xk_code_index(code, (uint64_t)at);
 			if (k >= 0)

@@ -169,6 +169,16 @@ static int load_jump_labels(struct xk_obj *o)
 	return 0;
 }
 
+int64_t xk_rela_in_func(const struct xk_rela *r, const struct xk_sym *f)
+{
+	int64_t at;
+
+	if (!r->sym || r->sym->sec != f->sec)
+		return -1;
+	at = (int64_t)(r->sym->sym.st_value - f->sym.st_value) + r->addend;
+	return at >= 0 && at < (int64_t)f->sym.st_size ? at : -1;
+}
+
 bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f)
 {
 	for (size_t i = 0; i < o->nr_secs; i++) {
@@ -177,17 +187,10 @@ bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f)
 		if (strcmp(s->name, "__ex_table"))
 			continue;
 		/* entries are 12 bytes: insn (pc32), fixup (pc32), data */
-		for (size_t r = 0; r < s->nr_relas; r++) {
-			const struct xk_rela *rel = &s->relas[r];
-			int64_t at;
-
-			if (rel->offset % 12 || !rel->sym || rel->sym->sec != f->sec)
-				continue;
-			at = (int64_t)rel->sym->sym.st_value + rel->addend;
-			if (at >= (int64_t)f->sym.st_value &&
-			    at < (int64_t)(f->sym.st_value + f->sym.st_size))
+		for (size_t r = 0; r < s->nr_relas; r++)
+			if (!(s->relas[r].offset % 12) &&
+			    xk_rela_in_func(&s->relas[r], f) >= 0)
 				return true;
-		}
 	}
 	return false;
 }

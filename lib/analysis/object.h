@@ -85,6 +85,10 @@ const uint8_t *xk_func_bytes(const struct xk_sym *f);
 const struct xk_rela *xk_rela_in(const struct xk_sec *sec, uint64_t start,
 				 uint64_t end);
 bool xk_func_reloc_at(const struct xk_sym *f, uint64_t off, unsigned int len);
+/* The offset in function f of the place relocation r names (symbol plus
+ * addend, as a table's pc32 field: __ex_table, __bug_table), or -1 when it
+ * names no byte of f. */
+int64_t xk_rela_in_func(const struct xk_rela *r, const struct xk_sym *f);
 /* Whether an __ex_table entry names an instruction of function f. */
 bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f);
 /* Whether a jump-label site covers byte off of function f (of object o). */
