@@ -268,6 +268,7 @@ int xk_entry_handler(struct kprobe *p, struct pt_regs *regs);
 int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs);
 void xk_emulate_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags);
 int xk_exit_handler(struct kprobe *p, struct pt_regs *regs);
+bool xk_emulated_start(const struct xk_const *c, unsigned long addr);
 void xk_regs_to_array(const struct pt_regs *r, u64 *a);
 int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 		       const u64 *in, const u64 *out);

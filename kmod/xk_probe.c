@@ -418,12 +418,17 @@ static bool emulated_text_intact(const struct xk_span *s)
 	return true;
 }
 
+static void exits_at(struct xk_const *c, unsigned long addr,
+		     struct pt_regs *regs);
+
 /*
  * The rewrite of an emulated span (desc.emulate): kprobes calls it at the
  * span's first instruction, in the probed context with preemption off (an
  * int3: a probe with a post handler is never optimized). The thread
  * enters the safe span here, so the entry is counted first (the span has
- * no entry probe of its own: this one returns 1). Then, for a value other
+ * no entry probe of its own: this one returns 1), after the exits of the
+ * constant's other safe spans at this byte (exits_at: no probe of their
+ * own either). Then, for a value other
  * than the compiled-in one, everything the span leaves is written from
  * the registers here and the thread resumes at the probe point: the span
  * does not run. A failed write (the constant is disarmed) runs the span
@@ -436,6 +441,7 @@ int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs)
 	s64 n;
 	bool replay = s->desc.emulate == XK_EMULATE_REPLAY;
 
+	exits_at(c, s->start_addr, regs);
 	xk_entry_handler(&s->entry, regs);
 	n = READ_ONCE(c->value);
 	if (unlikely(READ_ONCE(c->per_task)))
@@ -550,9 +556,9 @@ untracked:
  * from probe context. Runs in the probed context with preemption off;
  * takes tx->lock, not while walking (only this thread changes its record).
  */
-int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
+static void leave_span(struct xk_span *s, unsigned long addr,
+		       struct pt_regs *regs)
 {
-	struct xk_span *s = container_of(p, struct xk_exit_probe, kp)->span;
 	struct xk_tx *tx = counting(s->owner);
 	struct xk_tracked *tr;
 	struct pt_regs here;
@@ -561,18 +567,18 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
 	int depth;
 
 	if (!tx || !xk_tx_lock(tx, &flags))
-		return 0;	/* NMI, lock busy: the count stays (conservative) */
+		return;	/* NMI, lock busy: the count stays (conservative) */
 	tr = xk_tx_find(tx, current);
 	xk_tx_unlock(tx, flags);
 	if (!tr)
-		return 0;
+		return;
 	/* the probed instruction has not run: unwind from it, not from the
 	 * int3's address after it */
 	here = *regs;
-	here.ip = (unsigned long)p->addr;
+	here.ip = addr;
 	depth = xk_tx_depth(tx, current, &here);
 	if (!xk_tx_lock(tx, &flags))
-		return 0;
+		return;
 	tr = xk_tx_find(tx, current);
 	if (tr) {
 		int delta;
@@ -594,7 +600,51 @@ int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
 	xk_tx_unlock(tx, flags);
 	if (wake)
 		irq_work_queue(&tx->wake_work);
+}
+
+int xk_exit_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	leave_span(container_of(p, struct xk_exit_probe, kp)->span,
+		   (unsigned long)p->addr, regs);
 	return 0;
+}
+
+/*
+ * Whether an emulated span of c starts at addr: an exit of c's own there
+ * gets no probe of its own (its aggregate would stop at the rewrite
+ * handler, which returns 1), the handler does its bookkeeping
+ * (exits_at). Under xk_lock, or from c's probe handlers (c's spans do
+ * not change while it is loaded).
+ */
+bool xk_emulated_start(const struct xk_const *c, unsigned long addr)
+{
+	for (int i = 0; i < c->nr_spans; i++)
+		if (c->spans[i].desc.emulate && c->spans[i].start_addr == addr)
+			return true;
+	return false;
+}
+
+/*
+ * The exits of c's safe spans at addr, an emulated span's first byte,
+ * taken while a transition counts: the thread leaves those spans here
+ * before it enters the emulated one. Runs in that span's rewrite handler,
+ * preemption off; leave_span takes tx->lock as xk_exit_handler does.
+ */
+static void exits_at(struct xk_const *c, unsigned long addr,
+			struct pt_regs *regs)
+{
+	if (!counting(c))
+		return;
+	for (int i = 0; i < c->nr_spans; i++) {
+		struct xk_span *s = &c->spans[i];
+
+		for (u32 k = 0; k < s->desc.nr_exits; k++)
+			if (s->desc.exits[k] < s->desc.func_size &&
+			    s->func_addr + s->desc.exits[k] == addr) {
+				leave_span(s, addr, regs);
+				break;
+			}
+	}
 }
 
 /*

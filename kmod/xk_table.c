@@ -643,7 +643,8 @@ static const char *policy_refusal(const struct xk_ioc_span *d)
 /*
  * Whether one of a's probes (its rewrite probes, and the entry and exit
  * probes transitions arm) sits in [from, to), other than the rewrite
- * probe of span `self` (NULL: none excepted).
+ * probe of span `self` and, with self (a's own emulated span), an exit at
+ * from, which self's handler takes over (NULL: none excepted).
  */
 static bool probe_within(const struct xk_const *a, unsigned long from,
 			 unsigned long to, const struct xk_span *self)
@@ -658,6 +659,12 @@ static bool probe_within(const struct xk_const *a, unsigned long from,
 		for (u32 k = 0; k < s->desc.nr_exits; k++) {
 			unsigned long e = s->func_addr + s->desc.exits[k];
 
+			/* an exit of the same constant at the emulated span's
+			 * first byte: its rewrite handler does that exit's
+			 * bookkeeping (xk_emulate_handler, exits_at in
+			 * xk_probe.c) */
+			if (self && e == from)
+				continue;
 			if (s->desc.exits[k] < s->desc.func_size && e >= from && e < to)
 				return true;
 		}
@@ -670,7 +677,9 @@ static bool probe_within(const struct xk_const *a, unsigned long from,
  * then runs no other handler of that address, and nothing inside the
  * span ever runs. None of the module's own probes (rewrite, entry, exit;
  * of c or of a loaded constant) may sit in an emulated span's bytes
- * [start, probe point), but for the span's own rewrite probe. Both ways:
+ * [start, probe point), but for the span's own rewrite probe and an exit
+ * of c's own at its first byte (the handler does that exit's bookkeeping;
+ * transitions register no probe there: xk_emulated_start). Both ways:
  * c's emulated spans against every probe, and c's probes against the
  * loaded constants' emulated spans. Runs at load, under xk_lock, once
  * every span of c is validated (addresses known).

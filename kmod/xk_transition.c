@@ -138,6 +138,8 @@ static int register_tracking_flags(struct xk_const *c, u32 flags, char *error)
 
 			if (s->desc.exits[k] >= s->desc.func_size)
 				continue;	/* falls off the end: no instruction */
+			if (xk_emulated_start(c, s->func_addr + s->desc.exits[k]))
+				continue;	/* that span's rewrite handler does it */
 			memset(e, 0, sizeof(*e));
 			e->span = s;
 			err = register_tracking_probe(&e->kp, s->func_addr +
@@ -205,6 +207,7 @@ static bool tracking_conflicts(const struct xk_const *c)
 			return true;
 		for (u32 k = 0; k < s->desc.nr_exits; k++)
 			if (s->desc.exits[k] < s->desc.func_size &&
+			    !xk_emulated_start(c, s->func_addr + s->desc.exits[k]) &&
 			    tracking_in_the_way(s->func_addr + s->desc.exits[k]))
 				return true;
 	}

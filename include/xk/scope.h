@@ -24,6 +24,7 @@
  * still written as version 1 */
 #define XK_SCOPE_VERSION 2
 #define XK_SCOPE_VERSION_INDEX 2
+#define XK_SCOPE_MAX_NOTES 16
 /* limits: XK_MAX_* of xk/abi/xk_rules.h, the module's own */
 
 enum xk_span_class {
@@ -149,6 +150,10 @@ struct xk_scope {
 	int64_t def, min, max;
 	int nr_spans;
 	struct xk_scope_span *spans;
+	/* uses the analysis left out with a reason that needs no span (boot
+	 * code that only chose a boot message): shown, never loaded */
+	int nr_notes;
+	char notes[XK_SCOPE_MAX_NOTES][256];
 };
 
 /* Writes a table; a span that breaks the rules (xk_rules.h) is refused. */

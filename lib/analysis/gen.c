@@ -334,7 +334,8 @@ static bool within(uint64_t off, uint64_t from, uint64_t to)
  * The module arms an emulated span only when no other probe of the
  * constant (a rewrite probe, a span's entry, an exit of a safe span) sits
  * in the bytes it emulates, [start, probe): kprobes would never run that
- * probe (kmod/xk_table.c, emulated_alone). Runs on the finished table;
+ * probe (kmod/xk_table.c, emulated_alone). An exit at its first byte is
+ * the exception: the span's rewrite handler takes it. Runs on the finished table;
  * such an emulated span is refused here, naming the other probe, instead
  * of the whole table at load.
  */
@@ -366,9 +367,12 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
 				what = "its entry";
 				break;
 			}
+			/* an exit at the emulated span's first byte is taken
+			 * by its rewrite handler (kmod/xk_probe.c, exits_at) */
 			for (int k = 0; k < s->nr_exits && !what; k++) {
 				at = s->exits[k];
-				if (at < s->func_size && within(at, e->start, e->probe))
+				if (at < s->func_size && at != e->start &&
+				    within(at, e->start, e->probe))
 					what = "an exit of its safe span";
 			}
 		}

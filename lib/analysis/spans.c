@@ -1668,6 +1668,17 @@ int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 	return 0;
 }
 
+/* A note for table t (what the analysis left out, and why); -E2BIG when
+ * the table has XK_SCOPE_MAX_NOTES already. */
+int gen_add_note(struct xk_scope *t, const char *text)
+{
+	if (t->nr_notes >= XK_SCOPE_MAX_NOTES)
+		return xk_err(-E2BIG, "%s: more than %d notes (%s)", t->constant,
+			      XK_SCOPE_MAX_NOTES, text);
+	xk_strlcpy(t->notes[t->nr_notes++], text, sizeof(t->notes[0]));
+	return 0;
+}
+
 /* Whether baseline instruction i lies in a supported span added since first. */
 static bool covered_by(const struct func_ctx *c, const struct xk_scope *t,
 		       int first, size_t i)
@@ -1738,6 +1749,102 @@ bool gen_init_code(const struct xk_sym *f)
 	return !strncmp(s, ".init.text", 10) || !strncmp(s, ".exit.text", 10);
 }
 
+/* Whether baseline instruction i is a call of the kernel's printk (its
+ * rel32 names _printk). */
+static bool calls_printk(const struct func_ctx *c, size_t i)
+{
+	const struct xk_insn *in = &c->base.insn[i];
+	uint64_t at = c->fb->sym.st_value + in->off;
+	const struct xk_rela *r;
+
+	if (!in->is_call || in->len != 5 || in->bytes[0] != 0xe8)
+		return false;
+	r = xk_rela_in(c->fb->sec, at + 1, at + 5);
+	return r && r->sym && r->sym->name && !strcmp(r->sym->name, "_printk");
+}
+
+static bool caller_saved(int gpr)
+{
+	return gpr == XK_RAX || gpr == XK_RCX || gpr == XK_RDX || gpr == XK_RSI ||
+	       gpr == XK_RDI || (gpr >= XK_R8 && gpr <= XK_R11);
+}
+
+/*
+ * Whether the block [from, to) of straight-line code only logs: moves
+ * into caller-saved registers (arguments), ending with a call of printk
+ * at to - 1. No store, no other call: what a path through it leaves is
+ * the kernel log, and registers the call clobbers anyway.
+ */
+static bool only_logs(const struct func_ctx *c, size_t from, size_t to)
+{
+	if (to <= from || !calls_printk(c, to - 1))
+		return false;
+	for (size_t i = from; i + 1 < to; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+		const cs_x86 *x = &in->x86;
+		int width, gpr;
+		bool high;
+
+		if (c->target[i] && i != from)
+			return false;	/* another path joins inside */
+		if ((in->id != X86_INS_MOV && in->id != X86_INS_MOVABS &&
+		     in->id != X86_INS_LEA && in->id != X86_INS_XOR) ||
+		    x->op_count != 2 || x->operands[0].type != X86_OP_REG)
+			return false;
+		gpr = xk_gpr(x->operands[0].reg, &width, &high);
+		if (gpr < 0 || !caller_saved(gpr) ||
+		    (in->id == X86_INS_XOR && (x->operands[1].type != X86_OP_REG ||
+					       x->operands[1].reg != x->operands[0].reg)))
+			return false;
+	}
+	return !c->target[to - 1] || to - 1 == from;
+}
+
+/*
+ * Boot-time code in which the constant only decided whether a message
+ * went to the kernel log: each use is `cmp $N, x` and a jcc, one side of
+ * which is a call of printk (only_logs) and comes back where the other
+ * goes, with the flags dead on both. rcu_init() tells that way that a
+ * parameter differs from its default (if (blimit != DEFAULT_RCU_BLIMIT)
+ * pr_info(...)). That code ran once, at boot: a kernel built with another
+ * value differs from this one by a line of the boot log at most, nothing
+ * the retune could or should reproduce. The note for the table (why) names
+ * the uses; any other change in the function, or any other shape, and it
+ * is refused as boot-time code.
+ */
+static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
+{
+	int n = 0, len;
+
+	len = snprintf(why, size, "%s %s (boot-time code, %s): the constant only "
+		       "decided whether it logged a boot message, at", c->in->object,
+		       c->fb->name, c->fb->sec->name);
+	for (size_t i = 0; i < c->base.nr; i++) {
+		const struct xk_insn *cmp = &c->base.insn[i], *jcc;
+		size_t t;
+
+		if (c->other[i])
+			return false;
+		if (!c->seed[i])
+			continue;
+		if (cmp->id != X86_INS_CMP || i + 2 >= c->base.nr)
+			return false;
+		jcc = &c->base.insn[i + 1];
+		if (!jcc->is_cond || jcc->jump_label || jcc->alt_site ||
+		    jcc->target <= (int64_t)jcc->off || c->target[i + 1])
+			return false;
+		t = (size_t)xk_code_index(&c->base, (uint64_t)jcc->target);
+		if ((ssize_t)t < 0 || !only_logs(c, i + 2, t) ||
+		    df_flags_live(&c->base, i + 2) || df_flags_live(&c->base, t))
+			return false;
+		if (len > 0 && (size_t)len < size)
+			len += snprintf(why + len, size - len, "%s +0x%llx", n ? "," : "",
+					(unsigned long long)cmp->off);
+		n++;
+	}
+	return n > 0 && len > 0 && (size_t)len < size;
+}
+
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
 			    const struct xk_sym *fb, struct xk_scope *t)
 {
@@ -1772,7 +1879,12 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	nr_seeds = find_seeds(&c, &other_diff, &other);
 	if ((nr_seeds || other_diff) && gen_init_code(fb)) {
 		struct xk_scope_span *sp;
+		char why[sizeof(t->notes[0])];
 
+		if (!in->by_shape && boot_log_only(&c, why, sizeof(why))) {
+			err = gen_add_note(t, why);
+			goto out;
+		}
 		err = gen_add_span(t, in, fb, &sp);
 		if (!err)
 			span_refuse(sp, "%s is boot-time code (%s, freed after boot): "

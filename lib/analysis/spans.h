@@ -37,6 +37,7 @@ struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *s
 /* Whether f is code the running kernel does not keep (__init, __exit). */
 bool gen_init_code(const struct xk_sym *f);
 /* Appends a span of function f to the table (zeroed, named), in *sp. */
+int gen_add_note(struct xk_scope *t, const char *text);
 int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 		 const struct xk_sym *f, struct xk_scope_span **sp);
 /* The unit tests turn the replayed form off to see the first analysis's

@@ -250,6 +250,8 @@ static int xk_scope_write_impl(const struct xk_scope *t, const char *path)
 	fprintf(f, "spans %d\n", t->nr_spans);
 	for (int i = 0; i < t->nr_spans; i++)
 		write_span(f, i, &t->spans[i]);
+	for (int i = 0; i < t->nr_notes; i++)
+		fprintf(f, "note %s\n", t->notes[i]);
 	if (fclose(f)) {
 		free(buf);
 		return xk_err(-ENOMEM, "writing %s: out of memory", path);
@@ -870,8 +872,18 @@ static int xk_scope_read_impl(const char *path, struct xk_scope *t)
 		      check_span_rules(path, t, i, &t->spans[i]);
 		t->nr_spans = i + 1;
 	}
-	if (!err && !next_line(&r) && r.cur[0])
-		err = bad(&r, "text after the last span");
+	/* notes follow the spans, one a line */
+	while (!err && !next_line(&r)) {
+		if (!r.cur[0])
+			continue;
+		if (strncmp(r.cur, "note ", 5))
+			err = bad(&r, "text after the last span");
+		else if (t->nr_notes >= XK_SCOPE_MAX_NOTES)
+			err = bad(&r, "more than " XK_STR(XK_SCOPE_MAX_NOTES) " notes");
+		else if (xk_strlcpy(t->notes[t->nr_notes++], r.cur + 5,
+				    sizeof(t->notes[0])))
+			err = bad(&r, "a note longer than 255 characters");
+	}
 out:
 	free(r.text);
 	if (err)
@@ -892,6 +904,7 @@ void xk_scope_free(struct xk_scope *t)
 	free(t->spans);
 	t->spans = NULL;
 	t->nr_spans = 0;
+	t->nr_notes = 0;
 }
 
 void xk_scope_replay_to_ioc(const struct xk_scope_replay *r,

@@ -686,6 +686,76 @@ static int bbr_margin_is_emulated(void)
 }
 
 /*
+ * An emulated span whose first byte is an exit of a safe span of the same
+ * constant: the loop of memcg_rstat_updated() (in __mod_memcg_lruvec_state
+ * and two others) computes `shl $6, %ecx` (MEMCG_CHARGE_BATCH *
+ * num_online_cpus()), emulated per value, and the next turn of the loop
+ * reaches that shl again: an exit of the span's own safe span. The
+ * module's rewrite handler takes such an exit (kmod/xk_probe.c, exits_at),
+ * so the table is whole; an exit later in the emulated bytes stays refused.
+ */
+static int memcg_batch_exits_at_emulated_start(void)
+{
+	struct xk_scope t;
+	int nr = 0;
+
+	CHECK(gen(STOCK, "MEMCG_CHARGE_BATCH", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *e = &t.spans[i];
+		bool at_start = false;
+
+		if (!e->emulate || e->emulate == XK_EMULATE_DATA)
+			continue;
+		for (int j = 0; j < t.nr_spans; j++) {
+			const struct xk_scope_span *s = &t.spans[j];
+
+			if (strcmp(s->func, e->func))
+				continue;
+			for (int k = 0; k < s->nr_exits; k++) {
+				CHECK(s->exits[k] == e->start || s->exits[k] <= e->start ||
+				      s->exits[k] >= e->probe);
+				at_start |= s->exits[k] == e->start;
+			}
+		}
+		nr += at_start;
+	}
+	CHECK(nr >= 3);	/* __mod_memcg_lruvec_state, __mod_memcg_state, __count_memcg_events */
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
+ * Boot-time code in which the constant only chose a boot message:
+ * rcu_init() logs "Boot-time adjustment of ..." when qhimark or qovld
+ * (2 * DEFAULT_RCU_QHIMARK) differ from their defaults, `cmp $10000,
+ * %rsi; je` over `mov $fmt, %rdi; call _printk`. No span: a note names
+ * the two compares; the variables the constant initialises are the spans.
+ * Boot-time code that computes with it (workqueue_init_early() passes
+ * WQ_MAX_ACTIVE to alloc_workqueue) stays refused.
+ */
+static int boot_message_only_is_a_note(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(STOCK, "DEFAULT_RCU_QHIMARK", &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	CHECK(t.spans[0].cls == XK_SPAN_DATA && t.spans[1].cls == XK_SPAN_DATA);
+	CHECK(t.nr_notes == 1);
+	CHECK(strstr(t.notes[0], "rcu_init (boot-time code, .init.text)"));
+	CHECK(strstr(t.notes[0], "at +0x2b5, +0x2ea"));
+	xk_scope_free(&t);
+	CHECK(gen(STOCK, "WQ_MAX_ACTIVE", &t) == 0);
+	CHECK(t.nr_notes == 0);
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans - 1);
+	for (int i = 0; i < t.nr_spans; i++)
+		if (t.spans[i].cls == XK_SPAN_UNSUPPORTED)
+			CHECK(strstr(t.spans[i].why, "workqueue_init_early is boot-time code"));
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * The multiply form: tcp_rcv_space_adjust() multiplies by
  * TCP_RCVWIN_ADVMSS_SLACK with `shl $4` (16), which a build with 18 writes
  * as lea and add: no immediate moves. The region becomes an emulated span
@@ -957,6 +1027,8 @@ int main(void)
 		T(plug_flush_reads_memory), T(rt_tries_span_crosses_pushes), T(io_uring_clamp_is_probed_on_its_instruction),
 		T(ewma_factor_is_per_value), T(kyber_percent_is_replayed),
 		T(bbr_margin_is_emulated),
+		T(memcg_batch_exits_at_emulated_start),
+		T(boot_message_only_is_a_note),
 		T(rcvwin_slack_is_a_multiply),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(braced_config_names_the_module), T(unknown_constant_is_named),

@@ -227,6 +227,58 @@ static int round_trip(void)
 }
 
 /*
+ * Notes (uses the analysis left out with a reason, no span) follow the
+ * spans and read back; text after the spans that is no note, a note
+ * longer than a table holds, and more notes than XK_SCOPE_MAX_NOTES are
+ * refused by name.
+ */
+static int notes_round_trip(void)
+{
+	struct xk_scope t, r;
+	struct xk_scope_span s;
+	char *text = NULL, *bad = NULL;
+
+	sample(&t, &s);
+	t.nr_notes = 2;
+	snprintf(t.notes[0], sizeof(t.notes[0]), "kernel/rcu/tree.o rcu_init: at +0x2b5");
+	snprintf(t.notes[1], sizeof(t.notes[1]), "second");
+	CHECK(write_sample_table(&t) == 0);
+	CHECK(xk_scope_read(path, &r) == 0);
+	CHECK(r.nr_spans == 1 && r.nr_notes == 2);
+	CHECK(!strcmp(r.notes[0], t.notes[0]) && !strcmp(r.notes[1], "second"));
+	xk_scope_free(&r);
+	CHECK(xk_read_file(path, &text, NULL) == 0);
+	/* garbage after the spans */
+	CHECK(asprintf(&bad, "%sbogus line\n", text) > 0);
+	xk_write_file(path, bad, strlen(bad), 0644);
+	free(bad);
+	CHECK(xk_scope_read(path, &r) == -EINVAL);
+	CHECK(strstr(xk_last_error(), "text after the last span"));
+	/* a note too long */
+	CHECK(asprintf(&bad, "%snote %0300d\n", text, 7) > 0);
+	xk_write_file(path, bad, strlen(bad), 0644);
+	free(bad);
+	CHECK(xk_scope_read(path, &r) == -EINVAL);
+	CHECK(strstr(xk_last_error(), "longer than 255"));
+	/* one note more than a table holds */
+	CHECK(asprintf(&bad, "%s", text) > 0);
+	for (int i = 0; i < XK_SCOPE_MAX_NOTES - 1; i++) {
+		char *more;
+
+		CHECK(asprintf(&more, "%snote n%d\n", bad, i) > 0);
+		free(bad);
+		bad = more;
+	}
+	xk_write_file(path, bad, strlen(bad), 0644);
+	CHECK(xk_scope_read(path, &r) == -EINVAL);
+	CHECK(strstr(xk_last_error(), "more than 16 notes"));
+	free(bad);
+	free(text);
+	unlink(path);
+	return 0;
+}
+
+/*
  * A per-value span reads back with its parameters' instructions and
  * points; points that break the rule (none at the default, one outside
  * the bounds, a value twice) are refused with the rule named.
@@ -572,6 +624,7 @@ UNIT_MAIN("scope",
 	  T(replayed_round_trip), T(mulhu_matches_the_cpu),
 	  T(divu_remu_match_the_cpu),
 	  T(round_trip),
+	  T(notes_round_trip),
 	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),
 	  T(malformed_tables_are_refused),

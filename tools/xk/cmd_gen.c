@@ -355,6 +355,10 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		for (int i = 0; i < t.nr_spans; i++)
 			json_span(&t.spans[i]);
 		json_end_array(jw);
+		json_begin_array(jw, "notes");
+		for (int i = 0; i < t.nr_notes; i++)
+			json_str(jw, NULL, t.notes[i]);
+		json_end_array(jw);
 		json_end_object(jw);
 	} else {
 		printf("%s = %lld (%s:%d): %d span%s, %d supported; build %.1f s, "
@@ -364,6 +368,8 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		       b->seconds, gen_s);
 		for (int i = 0; i < t.nr_spans; i++)
 			print_span(b, i, &t.spans[i], a->explain);
+		for (int i = 0; i < t.nr_notes; i++)
+			printf("not a span: %s\n", t.notes[i]);
 		printf("scope table: %s\n", out);
 		if (a->glue)
 			printf("policy glue: %s\n", a->glue);
