@@ -876,6 +876,16 @@ merge:
 			err = xk_scope_add_replay(sp, &r);
 		}
 	}
+	/* a merged region that cannot be a span (it resumes at a jump-label
+	 * site, say) may be another value's, merged in: the values that do
+	 * not need it are tried on their own, below, as when none replays */
+	if (err == -ENOTSUP && !retried) {
+		for (int v = 0; v < nr_values; v++) {
+			rv[v].ok = false;
+			xk_strlcpy(rv[v].why, why, sizeof(rv[v].why));
+		}
+		err = 0;
+	}
 	/* the spans take the values every region of which replays */
 	for (int v = 0; v < nr_values && !err; v++) {
 		good += rv[v].ok;

@@ -756,6 +756,31 @@ static int boot_message_only_is_a_note(void)
 }
 
 /*
+ * A replay whose first merge holds a region that cannot be a span:
+ * TCP_TSQ_MIN_SKBS (2 * skb->truesize, `add %esi, %esi`, in
+ * tcp_small_queue_check) is rescheduled by the build with N=1 up to the
+ * tcp_tx_delay_enabled key's jump-label site, where no region may resume.
+ * That region is N=1's only: the values that do not need it replay on
+ * their own (3, 4, 6, 8), N=1 is left to be built and checked when set.
+ */
+static int tsq_replays_without_the_jump_label_region(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(STOCK, "TCP_TSQ_MIN_SKBS", &t) == 0);
+	CHECK(t.nr_spans >= 1 && xk_scope_nr_supported(&t) == t.nr_spans);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		CHECK(s->emulate == XK_EMULATE_REPLAY);
+		CHECK(xk_scope_replay_of(s, 4) && !xk_scope_replay_of(s, 1));
+		CHECK(s->probe < 0x45);		/* the key's site */
+	}
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * The multiply form: tcp_rcv_space_adjust() multiplies by
  * TCP_RCVWIN_ADVMSS_SLACK with `shl $4` (16), which a build with 18 writes
  * as lea and add: no immediate moves. The region becomes an emulated span
@@ -1029,6 +1054,7 @@ int main(void)
 		T(bbr_margin_is_emulated),
 		T(memcg_batch_exits_at_emulated_start),
 		T(boot_message_only_is_a_note),
+		T(tsq_replays_without_the_jump_label_region),
 		T(rcvwin_slack_is_a_multiply),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(braced_config_names_the_module), T(unknown_constant_is_named),
