@@ -291,6 +291,35 @@ static int G_RTAB_spans(void)
 	xk_scope_free(&t);
 	return 0;
 }
+/*
+ * An array on the stack, long buf[N] (golden_stk): the frame, its canary
+ * slot and the zeroing's count (rep stosq) move with N. The frame's
+ * differences are set aside (frame_pair), the count and the loop's bound
+ * are spans, and the upper bound becomes the compiled-in 32 with a note
+ * that says why (a larger value would need more stack than the function
+ * has). buf[N - 1] at a fixed displacement (golden_stke) is an element of
+ * the array, which nothing tells from a variable after it: refused.
+ */
+static int G_STK_spans(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(GOLDEN, "G_STK", &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	CHECK(t.max == 32 && t.min == 1);
+	CHECK(t.nr_notes == 1 && !strncmp(t.notes[0], "bounds: ", 8));
+	CHECK(strstr(t.notes[0], "golden_stk has a frame the constant sizes (264 bytes"));
+	for (int i = 0; i < t.nr_spans; i++)
+		CHECK(t.spans[i].fit[0][0] == 1 && t.spans[i].fit[0][1] == 0);
+	xk_scope_free(&t);
+	CHECK(gen(GOLDEN, "G_STKE", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans - 1);
+	for (int i = 0; i < t.nr_spans; i++)
+		if (t.spans[i].cls == XK_SPAN_UNSUPPORTED)
+			CHECK(strstr(t.spans[i].why, "mov qword ptr [rsp + 0xf8], rsi"));
+	xk_scope_free(&t);
+	return 0;
+}
 /* golden_sized[N] and its loop's bound: the loop is a span, the array a
  * refused use that refuses every other value, --partial or not */
 static int G_SIZE_spans(void)
@@ -781,6 +810,47 @@ static int tsq_replays_without_the_jump_label_region(void)
 }
 
 /*
+ * A load or store at another displacement in a build with another value
+ * is a change no immediate carries: __swap_writepage() clears
+ * sio->pages of a struct swap_iocb whose bvec[SWAP_CLUSTER_MAX] comes
+ * first (`movq $0, 0x230(%rdx)`, 0x130 with N=16). Its span is refused,
+ * naming the instruction (it was taken for unchanged).
+ */
+static int swap_iocb_field_moves(void)
+{
+	struct xk_scope t;
+	int found = 0;
+
+	CHECK(gen(STOCK, "SWAP_CLUSTER_MAX", &t) == 0);
+	for (int i = 0; i < t.nr_spans; i++)
+		found += t.spans[i].cls == XK_SPAN_UNSUPPORTED &&
+			 !strcmp(t.spans[i].func, "__swap_writepage") &&
+			 strstr(t.spans[i].why, "mov qword ptr [rdx + 0x230], 0");
+	CHECK(found == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
+ * A batch on the stack in the stock kernel: __io_alloc_req_refill()'s
+ * void *reqs[IO_REQ_ALLOC_BATCH], zeroed and passed to
+ * kmem_cache_alloc_bulk(..., ARRAY_SIZE(reqs), reqs). Both counts are
+ * spans, the frame stays: values up to 8, and one above is refused at
+ * load with the note's reason.
+ */
+static int io_req_batch_keeps_its_frame(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(STOCK, "IO_REQ_ALLOC_BATCH", &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	CHECK(t.max == 8 && t.nr_notes == 1);
+	CHECK(strstr(t.notes[0], "bounds: io_uring/io_uring.o __io_alloc_req_refill has a frame"));
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * The multiply form: tcp_rcv_space_adjust() multiplies by
  * TCP_RCVWIN_ADVMSS_SLACK with `shl $4` (16), which a build with 18 writes
  * as lea and add: no immediate moves. The region becomes an emulated span
@@ -1037,6 +1107,7 @@ int main(void)
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
 		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans), T(G_IDX_spans), T(G_RTAB_spans),
+		T(G_STK_spans),
 		T(G_FAULT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
@@ -1055,6 +1126,8 @@ int main(void)
 		T(memcg_batch_exits_at_emulated_start),
 		T(boot_message_only_is_a_note),
 		T(tsq_replays_without_the_jump_label_region),
+		T(io_req_batch_keeps_its_frame),
+		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),
 		T(identity_refuses_a_changed_function),
 		T(module_identity_uses_the_shipped_ko), T(braced_config_names_the_module), T(unknown_constant_is_named),
