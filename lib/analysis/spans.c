@@ -2149,6 +2149,51 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 }
 
 /*
+ * The spans of a function whose frame the constant sizes hold the whole
+ * function: the array is state of the call, filled under one value and
+ * bounded by it (kfree_skb_add_bulk's `skb_count == N`). A thread that
+ * had put 12 skbs in a batch of 16 would count past a new bound of 8,
+ * and past the array's end, if the value changed between two of its
+ * compares. So a value changes only when no thread is in the function
+ * (its frame on a stack, or running in it): one range, the function,
+ * left at its returns and tail calls. Too many of those refuse the span.
+ */
+static void whole_function(const struct func_ctx *c, struct xk_scope *t, int first)
+{
+	for (int k = first; k < t->nr_spans; k++) {
+		struct xk_scope_span *sp = &t->spans[k];
+		int nr = 0;
+
+		if (sp->cls == XK_SPAN_UNSUPPORTED || strcmp(sp->func + (strchr(sp->func, ':') ?
+				strchr(sp->func, ':') - sp->func + 1 : 0), c->fb->name))
+			continue;
+		for (size_t i = 0; i < c->base.nr && nr <= df_limits.exits; i++) {
+			const struct xk_insn *in = &c->base.insn[i];
+
+			if (in->is_ret || (in->is_branch && !in->is_cond && in->target < 0) ||
+			    (in->is_branch && !in->is_cond &&
+			     (uint64_t)in->target >= c->fb->sym.st_size)) {
+				if (nr < df_limits.exits)
+					sp->exits[nr] = in->off;
+				nr++;
+			}
+		}
+		if (nr > df_limits.exits) {
+			span_refuse(sp, "its function's frame is sized by the constant, so "
+				    "its safe span is the function, which has more exits "
+				    "than the %d a table may hold", df_limits.exits);
+			continue;
+		}
+		sp->nr_exits = nr;
+		sp->nr_ranges = 1;
+		sp->ranges[0][0] = 0;
+		sp->ranges[0][1] = sp->func_size;
+		sp->escapes |= XK_ESCAPE_STORE | XK_ESCAPE_CALL | XK_ESCAPE_RET;
+		sp->slice_len = (uint32_t)c->base.nr;
+	}
+}
+
+/*
  * A function whose frame the constant sizes (frame_pair set differences
  * aside): the frame of the compiled-in value holds what a smaller value
  * needs, a larger one would need more stack than the function has. The
@@ -2287,6 +2332,8 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	}
 	if (!err && other_diff)
 		err = analyse_regions(&c, t, first_span);
+	if (!err && c.frame_moved)
+		whole_function(&c, t, first_span);
 out:
 	free_ctx(&c);
 	return err;

@@ -7,10 +7,11 @@
 # analysis keeps the compiled-in frame, which holds any smaller batch,
 # retunes both counts, and bounds the value by 8 (a larger batch would
 # need more stack than the function has).
-# - a kprobe event on kmem_cache_alloc_bulk_noprof records each bulk
-#   allocation's size (rdx) made by fio's threads while fio submits
-#   io_uring requests (16 in flight, the ring's request cache empty at
-#   first): 8 compiled-in, 4 loaded, 8 again after unload;
+# - a kprobe event on kmem_cache_alloc_bulk_noprof records the size (rdx)
+#   of each bulk allocation __io_alloc_req_refill makes (its return address
+#   on the stack, inside that function) while fio submits io_uring
+#   requests (16 in flight, the ring's request cache empty at first): 8
+#   compiled-in, 4 loaded, 8 again after unload;
 # - 16 is refused by the bounds, the frame named.
 . "$(dirname "$0")/lib.sh"
 EV=$TRACE/events/kprobes/xk_bulk
@@ -28,11 +29,16 @@ grep -q '^bounds 1 8$' "$tbl" || fail "the table's bounds are not 1 8: $(grep '^
 grep -q '^note bounds: io_uring/io_uring.o __io_alloc_req_refill has a frame' "$tbl" ||
 	fail "no note on the frame: $(grep '^note' "$tbl")"
 modprobe null_blk nr_devices=1 || fail "no null_blk"
-echo 'p:xk_bulk kmem_cache_alloc_bulk_noprof size=%dx:u32' >> $TRACE/kprobe_events ||
+echo 'p:xk_bulk kmem_cache_alloc_bulk_noprof size=%dx:u32 caller=+0(%sp):u64' >> $TRACE/kprobe_events ||
 	fail "no kprobe event on kmem_cache_alloc_bulk_noprof"
-echo 'comm == "fio"' > $EV/filter || fail "no filter"
+start=$(awk '$3 == "__io_alloc_req_refill" { print "0x" $1; exit }' /proc/kallsyms)
+size=$(awk '$1 == "function" { print $3; exit }' "$tbl")
+[ -n "$start" ] && [ -n "$size" ] || fail "no address for __io_alloc_req_refill ($start, $size)"
+end=$(printf '0x%x' $((start + size)))	# two's complement: a kernel address
+echo "caller > $start && caller < $end" > $EV/filter ||
+	fail "no filter on the caller"
 
-# the sizes of fio's bulk allocations, "size count" a line, most first
+# the sizes of the refill's bulk allocations, "size count" a line, most first
 bulk_sizes() {
 	echo > $TRACE/trace
 	echo 1 > $EV/enable
@@ -52,7 +58,7 @@ hits=$($XK -j status | jq '[.[] | select(.constant == "IO_REQ_ALLOC_BATCH") | .p
 out=$($XK set IO_REQ_ALLOC_BATCH=16 2>&1) && fail "IO_REQ_ALLOC_BATCH=16 was set (the frame holds 8)"
 $XK unload IO_REQ_ALLOC_BATCH || fail "unload IO_REQ_ALLOC_BATCH"
 s_after=$(bulk_sizes)
-log "bulk allocations by fio (size count): compiled-in: $(echo $s8); 4: $(echo $s4); unloaded: $(echo $s_after); rewrites $hits"
+log "bulk allocations of __io_alloc_req_refill (size count): compiled-in: $(echo $s8); 4: $(echo $s4); unloaded: $(echo $s_after); rewrites $hits"
 log "16: $out"
 expect_eq "the batch compiled in" "$(echo "$s8" | most)" 8
 expect_eq "the batch at 4" "$(echo "$s4" | most)" 4

@@ -295,7 +295,8 @@ static int G_RTAB_spans(void)
  * An array on the stack, long buf[N] (golden_stk): the frame, its canary
  * slot and the zeroing's count (rep stosq) move with N. The frame's
  * differences are set aside (frame_pair), the count and the loop's bound
- * are spans, and the upper bound becomes the compiled-in 32 with a note
+ * are spans holding the whole function (a call's batch is filled under
+ * one bound), and the upper bound becomes the compiled-in 32 with a note
  * that says why (a larger value would need more stack than the function
  * has). buf[N - 1] at a fixed displacement (golden_stke) is an element of
  * the array, which nothing tells from a variable after it: refused.
@@ -309,8 +310,14 @@ static int G_STK_spans(void)
 	CHECK(t.max == 32 && t.min == 1);
 	CHECK(t.nr_notes == 1 && !strncmp(t.notes[0], "bounds: ", 8));
 	CHECK(strstr(t.notes[0], "golden_stk has a frame the constant sizes (264 bytes"));
-	for (int i = 0; i < t.nr_spans; i++)
-		CHECK(t.spans[i].fit[0][0] == 1 && t.spans[i].fit[0][1] == 0);
+	/* the array is the call's state: each span holds the function */
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *sp = &t.spans[i];
+
+		CHECK(sp->fit[0][0] == 1 && sp->fit[0][1] == 0);
+		CHECK(sp->nr_ranges == 1 && sp->ranges[0][0] == 0 &&
+		      sp->ranges[0][1] == sp->func_size && sp->nr_exits >= 1);
+	}
 	xk_scope_free(&t);
 	CHECK(gen(GOLDEN, "G_STKE", &t) == 0);
 	CHECK(xk_scope_nr_supported(&t) == t.nr_spans - 1);

@@ -284,6 +284,9 @@ static int do_set(void *args, int argc, char **argv)
 		if (!err)
 			return settle_after(fd, a, name, r.old_value, value, &r);
 		close(fd);
+		/* the table's reason for its bounds, when it gives one */
+		if (err == -ERANGE && check_table_bounds(name, a, value))
+			return XK_EXIT_FAIL;
 		if (err != -ENOENT)
 			return p_lib_err("set", err);
 	}
