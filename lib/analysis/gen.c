@@ -386,29 +386,6 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
 	}
 }
 
-/*
- * The points and replays of values the table's bounds no longer take (a
- * function whose frame the constant sizes lowers the upper bound to the
- * compiled-in value: spans.c, frame_bound). Runs on the finished table.
- */
-static void drop_out_of_bounds(struct xk_scope *t)
-{
-	for (int i = 0; i < t->nr_spans; i++) {
-		struct xk_scope_span *s = &t->spans[i];
-		int keep = 0;
-
-		for (int k = 0; k < s->nr_points; k++)
-			if (s->points[k].n >= t->min && s->points[k].n <= t->max)
-				s->points[keep++] = s->points[k];
-		s->nr_points = keep;
-		keep = 0;
-		for (int k = 0; k < s->nr_replays; k++)
-			if (s->replays[k].n >= t->min && s->replays[k].n <= t->max)
-				s->replays[keep++] = s->replays[k];
-		s->nr_replays = keep;
-	}
-}
-
 static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 		      const struct xk_build_result *b, struct xk_scope *t)
 {
@@ -523,10 +500,8 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	}
 	err = err ?: gen_by_shape(k, c, t);
 	err = err ?: gen_replay(k, c, b, t);
-	if (!err) {
+	if (!err)
 		refuse_emulated_overlaps(t);
-		drop_out_of_bounds(t);
-	}
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)

@@ -882,7 +882,7 @@ merge:
 	if (err == -ENOTSUP && !retried) {
 		for (int v = 0; v < nr_values; v++) {
 			rv[v].ok = false;
-			xk_strlcpy(rv[v].why, why, sizeof(rv[v].why));
+			snprintf(rv[v].why, sizeof(rv[v].why), "%s", why);
 		}
 		err = 0;
 	}

@@ -26,22 +26,6 @@
 #include "spans.h"
 #include "symexec.h"
 
-/*
- * A function's stack frame, when it is simple: one allocation of size
- * bytes in its entry block, after the pushes of the prologue (`sub $size,
- * %rsp`, or `add $-size, %rsp`), and no other write of rsp but the
- * matching frees, each followed in its block by the pops of an epilogue
- * (calls and returns aside), but for pushes of the body popped again in
- * their block. canary: the stack protector's slot (the
- * offset from rsp its %gs:0x28 copy is stored at), or -1.
- */
-struct frame {
-	bool simple;
-	int64_t size;
-	int64_t canary;
-	bool *pushed;	/* instruction i runs with rsp not the body's */
-};
-
 struct func_ctx {
 	const struct xk_sym *fb;		/* baseline function */
 	struct xk_func_code base;
@@ -52,17 +36,13 @@ struct func_ctx {
 	bool *seed;
 	bool *other;				/* changes, but is no seed */
 	bool shape[GEN_NR_VARIANTS];		/* by shape: of the baseline's */
-	struct frame frame, vframe[GEN_NR_VARIANTS];
-	bool frame_moved;			/* a frame_pair was set aside */
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
 };
 
 static void free_ctx(struct func_ctx *c)
 {
-	free(c->frame.pushed);
-	for (int v = 0; v < GEN_NR_VARIANTS; v++)
-		free(c->vframe[v].pushed);
+
 	xk_func_code_free(&c->base);
 	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 		xk_func_code_free(&c->var[v]);
@@ -181,230 +161,11 @@ static uint64_t flags_tested(const struct func_ctx *c)
  * differences (instructions scheduled elsewhere, a form that changes) are
  * not seeds; a function that differs without any seed is reported.
  */
-/* The bytes an instruction allocates on the stack (`sub $n, %rsp`: n;
- * `add $n, %rsp`: -n), or 0 when it is no such instruction. */
-static int64_t rsp_alloc(const struct xk_insn *in)
-{
-	const cs_x86 *x = &in->x86;
-
-	if ((in->id != X86_INS_SUB && in->id != X86_INS_ADD) || x->op_count != 2 ||
-	    x->operands[0].type != X86_OP_REG || x->operands[0].reg != X86_REG_RSP ||
-	    x->operands[1].type != X86_OP_IMM || !x->operands[1].imm)
-		return 0;
-	return in->id == X86_INS_SUB ? x->operands[1].imm : -x->operands[1].imm;
-}
-
-static bool writes_rsp(const struct xk_insn *in)
-{
-	for (int k = 0; k < in->nr_write; k++)
-		if (in->regs_write[k] == X86_REG_RSP)
-			return true;
-	return false;
-}
-
-/* The only memory operand of in when its base is rsp (no index), or NULL. */
-static const cs_x86_op *rsp_operand(const struct xk_insn *in)
-{
-	const cs_x86_op *m = NULL;
-
-	for (int k = 0; k < in->x86.op_count; k++) {
-		const cs_x86_op *o = &in->x86.operands[k];
-
-		if (o->type != X86_OP_MEM)
-			continue;
-		if (m || o->mem.base != X86_REG_RSP || o->mem.index != X86_REG_INVALID ||
-		    o->mem.segment != X86_REG_INVALID)
-			return NULL;
-		m = o;
-	}
-	return m;
-}
-
-/* Whether in copies the stack protector's canary, %gs:0x28, to a register. */
-static bool loads_canary(const struct xk_insn *in, unsigned int *reg)
-{
-	const cs_x86 *x = &in->x86;
-
-	if (in->id != X86_INS_MOV || x->op_count != 2 ||
-	    x->operands[0].type != X86_OP_REG || x->operands[1].type != X86_OP_MEM ||
-	    x->operands[1].mem.segment != X86_REG_GS || x->operands[1].mem.disp != 0x28 ||
-	    x->operands[1].mem.base != X86_REG_INVALID)
-		return false;
-	*reg = x->operands[0].reg;
-	return true;
-}
-
-/*
- * The frame of a function's code (struct frame). Anything but the simple
- * shape leaves f->simple false: then no difference is set aside as the
- * frame's (frame_pair).
- */
-static void find_frame_in(const struct xk_func_code *code, const bool *leader,
-			  struct frame *f, size_t *alloc_at)
-{
-	size_t alloc = SIZE_MAX;
-	int64_t depth = 0;	/* bytes pushed in the body, in this block */
-	bool freed = false;	/* the frame freed, in this block */
-
-	f->simple = false;
-	for (size_t i = 0; i < code->nr; i++) {
-		const struct xk_insn *in = &code->insn[i];
-		int64_t n = rsp_alloc(in);
-		unsigned int reg;
-		bool ends = leader[i] || (i && (code->insn[i - 1].is_branch ||
-						code->insn[i - 1].is_ret));
-
-		if (depth && ends)
-			return;		/* pushed across a block's end */
-		if (ends)
-			freed = false;
-		/* rsp is not the body's: in the prologue, after a push of
-		 * the body, after the free */
-		f->pushed[i] = depth != 0 || freed || alloc == SIZE_MAX;
-		if (in->is_call || in->is_ret)
-			continue;
-		if (depth && in->id == X86_INS_POP) {
-			depth -= 8;	/* the push's pop */
-			continue;
-		}
-		if (n > 0) {
-			if (alloc != SIZE_MAX)
-				return;		/* a second allocation */
-			for (size_t k = 1; k <= i; k++)
-				if (leader[k] || code->insn[k - 1].is_branch)
-					return;	/* not in the entry block */
-			alloc = i;
-			f->size = n;
-		} else if (n < 0) {
-			if (alloc == SIZE_MAX || -n != f->size)
-				return;		/* frees another size */
-			freed = true;
-		} else if (in->id == X86_INS_PUSH) {
-			/* in the body, a push is popped in its block (what
-			 * the rsp accesses between see moved: frame_pair
-			 * takes none of them) */
-			if (alloc != SIZE_MAX)
-				depth += 8;
-		} else if (in->id == X86_INS_POP) {
-			if (!freed)
-				return;		/* an epilogue's: after the free */
-		} else if (writes_rsp(in)) {
-			return;			/* leave, mov to rsp, and so on */
-		}
-		if (loads_canary(in, &reg) && i + 1 < code->nr) {
-			const struct xk_insn *st = &code->insn[i + 1];
-			const cs_x86_op *m = rsp_operand(st);
-
-			if (st->id == X86_INS_MOV && m && st->x86.op_count == 2 &&
-			    st->x86.operands[0].type == X86_OP_MEM &&
-			    st->x86.operands[1].type == X86_OP_REG &&
-			    st->x86.operands[1].reg == reg && m->size == 8) {
-				if (f->canary >= 0 && f->canary != m->mem.disp)
-					return;
-				f->canary = m->mem.disp;
-			}
-		}
-	}
-	f->simple = !depth;
-	*alloc_at = alloc;
-}
-
-static void find_frame(const struct xk_func_code *code, struct frame *f)
-{
-	size_t alloc = SIZE_MAX;
-	bool *leader = calloc(code->nr + 1, sizeof(bool));	/* jumped to */
-
-	free(f->pushed);
-	memset(f, 0, sizeof(*f));
-	f->canary = -1;
-	f->pushed = calloc(code->nr + 1, sizeof(bool));
-	if (!leader || !f->pushed) {
-		free(leader);
-		return;		/* not simple */
-	}
-	for (size_t i = 0; i < code->nr; i++) {
-		const struct xk_insn *in = &code->insn[i];
-		ssize_t t = in->target >= 0 && !in->is_call ?
-			    xk_code_index(code, (uint64_t)in->target) : -1;
-
-		if (t >= 0)
-			leader[t] = true;
-		if (in->fixup >= 0 && (t = xk_code_index(code, (uint64_t)in->fixup)) >= 0)
-			leader[t] = true;
-	}
-	find_frame_in(code, leader, f, &alloc);
-	free(leader);
-	f->simple = f->simple && alloc != SIZE_MAX;
-}
-
-/* Whether two operands are the same but for a memory operand's disp. */
-static bool same_but_disp(const cs_x86_op *a, const cs_x86_op *b)
-{
-	if (a->type != b->type || a->size != b->size)
-		return false;
-	switch (a->type) {
-	case X86_OP_REG:
-		return a->reg == b->reg;
-	case X86_OP_IMM:
-		return a->imm == b->imm;
-	case X86_OP_MEM:
-		return a->mem.segment == b->mem.segment && a->mem.base == b->mem.base &&
-		       a->mem.index == b->mem.index && a->mem.scale == b->mem.scale;
-	default:
-		return false;
-	}
-}
-
-/*
- * Whether baseline instruction i and variant v's instruction j differ only
- * in the frame's layout, which a value that needs no more stack than the
- * compiled-in one leaves as the baseline has it: the allocation or a free
- * of the frame (its size the variant's), or an access to the frame's
- * canary slot or to what lies above the frame (the pushed registers, the
- * return address: `__builtin_return_address(0)`), each at the baseline's
- * displacement plus the difference of the two frames. An access to
- * another slot of the frame that moved is not one: it may be an element
- * of an array sized by the constant (arr[N - 1]) as well as a variable
- * laid out after it, which only the types would tell.
- */
-static bool frame_pair(const struct func_ctx *c, int v, size_t i, size_t j)
-{
-	const struct xk_insn *b = &c->base.insn[i], *w = &c->var[v].insn[j];
-	const struct frame *fb = &c->frame, *fv = &c->vframe[v];
-	int64_t delta = fv->size - fb->size, nb, nv;
-	const cs_x86_op *mb, *mw;
-	bool grows;
-
-	if (!fb->simple || !fv->simple || !delta || (fb->canary < 0) != (fv->canary < 0) ||
-	    (fb->canary >= 0 && fv->canary != fb->canary + delta))
-		return false;
-	/* the frame grows with the constant, or shrinks with it, in every build */
-	grows = c->in->variant[v].value > c->in->def;
-	if ((delta > 0) != grows)
-		return false;
-	nb = rsp_alloc(b);
-	nv = rsp_alloc(w);
-	if (nb && nv)
-		return (nb == fb->size && nv == fv->size) || (nb == -fb->size && nv == -fv->size);
-	mb = rsp_operand(b);
-	mw = rsp_operand(w);
-	if (!mb || !mw || fb->pushed[i] || fv->pushed[j] || b->id != w->id ||
-	    b->x86.op_count != w->x86.op_count ||
-	    b->has_reloc || w->has_reloc)
-		return false;
-	for (int k = 0; k < b->x86.op_count; k++)
-		if (!same_but_disp(&b->x86.operands[k], &w->x86.operands[k]))
-			return false;
-	if (mw->mem.disp != mb->mem.disp + delta)
-		return false;
-	return mb->mem.disp == fb->canary || mb->mem.disp >= fb->size;
-}
-
 /*
  * Whether two matched instructions differ in more than the value that
  * insn_value() reads (the first immediate, a lea's displacement) and the
  * registers they name: another instruction, another immediate, a memory
- * operand at another displacement or scale. Such a change is no seed: a
+ * operand at another displacement, scale or width, another prefix. Such a change is no seed: a
  * load or store at another displacement reads other memory (a field after
  * an array the constant sizes: SWAP_CLUSTER_MAX's struct swap_iocb in
  * __swap_writepage), which no immediate rewrite reproduces. Registers
@@ -414,12 +175,16 @@ static bool differs_beyond_value(const struct xk_insn *a, const struct xk_insn *
 {
 	bool imm_seen = false;
 
-	if (a->id != b->id || a->x86.op_count != b->x86.op_count)
+	if (a->id != b->id || a->x86.op_count != b->x86.op_count ||
+	    memcmp(a->x86.prefix, b->x86.prefix, sizeof(a->x86.prefix)))
 		return true;
 	for (int k = 0; k < a->x86.op_count; k++) {
 		const cs_x86_op *p = &a->x86.operands[k], *q = &b->x86.operands[k];
 
-		if (p->type != q->type)
+		/* a memory operand's width too: movzbl and movzwl of one
+		 * field differ (a register's is its allocation's) */
+		if (p->type != q->type ||
+		    (p->type == X86_OP_MEM && p->size != q->size))
 			return true;
 		switch (p->type) {
 		case X86_OP_REG:
@@ -450,14 +215,6 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 
 	*other_diff = false;
 	*first_other = -1;
-	find_frame(&c->base, &c->frame);
-	for (int v = 0; v < GEN_NR_VARIANTS; v++)
-		find_frame(&c->var[v], &c->vframe[v]);
-	pr_debug("%s: frame %s %lld bytes, canary %lld; builds' %lld %lld %lld\n",
-		 c->fb->name, c->frame.simple ? "simple" : "not simple",
-		 (long long)c->frame.size, (long long)c->frame.canary,
-		 (long long)c->vframe[0].size, (long long)c->vframe[1].size,
-		 (long long)c->vframe[2].size);
 	for (size_t i = 0; i < c->base.nr; i++) {
 		int64_t vb, vv;
 		bool matched = true, moved = false, relocated = false, changed = false;
@@ -472,11 +229,6 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 				continue;
 			if (j < 0) {
 				matched = false;
-				continue;
-			}
-			if (strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm) &&
-			    frame_pair(c, v, i, (size_t)j)) {
-				c->frame_moved = true;
 				continue;
 			}
 			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm)) {
@@ -2137,8 +1889,10 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 		    jcc->target <= (int64_t)jcc->off || c->target[i + 1])
 			return false;
 		t = (size_t)xk_code_index(&c->base, (uint64_t)jcc->target);
+		/* printk's return value (rax) unread where the paths join */
 		if ((ssize_t)t < 0 || !only_logs(c, i + 2, t) ||
-		    df_flags_live(&c->base, i + 2) || df_flags_live(&c->base, t))
+		    df_flags_live(&c->base, i + 2) || df_flags_live(&c->base, t) ||
+		    df_reg_read(&c->base, t, XK_RAX))
 			return false;
 		if (len > 0 && (size_t)len < size)
 			len += snprintf(why + len, size - len, "%s +0x%llx", n ? "," : "",
@@ -2146,76 +1900,6 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 		n++;
 	}
 	return n > 0 && len > 0 && (size_t)len < size;
-}
-
-/*
- * The spans of a function whose frame the constant sizes hold the whole
- * function: the array is state of the call, filled under one value and
- * bounded by it (kfree_skb_add_bulk's `skb_count == N`). A thread that
- * had put 12 skbs in a batch of 16 would count past a new bound of 8,
- * and past the array's end, if the value changed between two of its
- * compares. So a value changes only when no thread is in the function
- * (its frame on a stack, or running in it): one range, the function,
- * left at its returns and tail calls. Too many of those refuse the span.
- */
-static void whole_function(const struct func_ctx *c, struct xk_scope *t, int first)
-{
-	for (int k = first; k < t->nr_spans; k++) {
-		struct xk_scope_span *sp = &t->spans[k];
-		int nr = 0;
-
-		if (sp->cls == XK_SPAN_UNSUPPORTED || strcmp(sp->func + (strchr(sp->func, ':') ?
-				strchr(sp->func, ':') - sp->func + 1 : 0), c->fb->name))
-			continue;
-		for (size_t i = 0; i < c->base.nr && nr <= df_limits.exits; i++) {
-			const struct xk_insn *in = &c->base.insn[i];
-
-			if (in->is_ret || (in->is_branch && !in->is_cond && in->target < 0) ||
-			    (in->is_branch && !in->is_cond &&
-			     (uint64_t)in->target >= c->fb->sym.st_size)) {
-				if (nr < df_limits.exits)
-					sp->exits[nr] = in->off;
-				nr++;
-			}
-		}
-		if (nr > df_limits.exits) {
-			span_refuse(sp, "its function's frame is sized by the constant, so "
-				    "its safe span is the function, which has more exits "
-				    "than the %d a table may hold", df_limits.exits);
-			continue;
-		}
-		sp->nr_exits = nr;
-		sp->nr_ranges = 1;
-		sp->ranges[0][0] = 0;
-		sp->ranges[0][1] = sp->func_size;
-		sp->escapes |= XK_ESCAPE_STORE | XK_ESCAPE_CALL | XK_ESCAPE_RET;
-		sp->slice_len = (uint32_t)c->base.nr;
-	}
-}
-
-/*
- * A function whose frame the constant sizes (frame_pair set differences
- * aside): the frame of the compiled-in value holds what a smaller value
- * needs, a larger one would need more stack than the function has. The
- * table's upper bound becomes the compiled-in value, with a note that
- * says why ("bounds: ...", which a refusal of a value above quotes).
- */
-static int frame_bound(const struct func_ctx *c, struct xk_scope *t)
-{
-	char note[sizeof(t->notes[0])];
-	int v = 0;
-
-	while (v + 1 < GEN_NR_VARIANTS && !c->vframe[v].simple)
-		v++;
-	xk_snprintf(note, sizeof(note), "bounds: %s %s has a frame the constant "
-		    "sizes (%lld bytes; %lld with N=%lld): values above the "
-		    "compiled-in %lld would need more stack", c->in->object,
-		    c->fb->name, (long long)c->frame.size,
-		    (long long)c->vframe[v].size, (long long)c->in->variant[v].value,
-		    (long long)c->in->def);
-	if (t->max > c->in->def)
-		t->max = c->in->def;
-	return gen_add_note(t, note);
 }
 
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
@@ -2250,11 +1934,6 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		}
 	}
 	nr_seeds = find_seeds(&c, &other_diff, &other);
-	if (c.frame_moved) {
-		err = frame_bound(&c, t);
-		if (err)
-			goto out;
-	}
 	if ((nr_seeds || other_diff) && gen_init_code(fb)) {
 		struct xk_scope_span *sp;
 		char why[sizeof(t->notes[0])];
@@ -2332,8 +2011,6 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	}
 	if (!err && other_diff)
 		err = analyse_regions(&c, t, first_span);
-	if (!err && c.frame_moved)
-		whole_function(&c, t, first_span);
 out:
 	free_ctx(&c);
 	return err;

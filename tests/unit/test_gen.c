@@ -292,38 +292,25 @@ static int G_RTAB_spans(void)
 	return 0;
 }
 /*
- * An array on the stack, long buf[N] (golden_stk): the frame, its canary
- * slot and the zeroing's count (rep stosq) move with N. The frame's
- * differences are set aside (frame_pair), the count and the loop's bound
- * are spans holding the whole function (a call's batch is filled under
- * one bound), and the upper bound becomes the compiled-in 32 with a note
- * that says why (a larger value would need more stack than the function
- * has). buf[N - 1] at a fixed displacement (golden_stke) is an element of
- * the array, which nothing tells from a variable after it: refused.
+ * An array on the stack, long buf[N] (golden_stk): the frame moves with N
+ * (`sub $F, %rsp`), which the module cannot rewrite: refused. (Keeping
+ * the compiled-in frame for smaller values needs the value to change only
+ * when no thread is in the function, in every mode, at unload and under
+ * policies; see docs/design.md.) golden_stke's buf[N - 1] as well.
  */
 static int G_STK_spans(void)
 {
 	struct xk_scope t;
+	int refused = 0;
 
 	CHECK(gen(GOLDEN, "G_STK", &t) == 0);
-	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
-	CHECK(t.max == 32 && t.min == 1);
-	CHECK(t.nr_notes == 1 && !strncmp(t.notes[0], "bounds: ", 8));
-	CHECK(strstr(t.notes[0], "golden_stk has a frame the constant sizes (264 bytes"));
-	/* the array is the call's state: each span holds the function */
-	for (int i = 0; i < t.nr_spans; i++) {
-		const struct xk_scope_span *sp = &t.spans[i];
-
-		CHECK(sp->fit[0][0] == 1 && sp->fit[0][1] == 0);
-		CHECK(sp->nr_ranges == 1 && sp->ranges[0][0] == 0 &&
-		      sp->ranges[0][1] == sp->func_size && sp->nr_exits >= 1);
-	}
+	for (int i = 0; i < t.nr_spans; i++)
+		refused += t.spans[i].cls == XK_SPAN_UNSUPPORTED &&
+			   strstr(t.spans[i].why, "stack");
+	CHECK(refused >= 1 && t.max == 64 && t.nr_notes == 0);
 	xk_scope_free(&t);
 	CHECK(gen(GOLDEN, "G_STKE", &t) == 0);
-	CHECK(xk_scope_nr_supported(&t) == t.nr_spans - 1);
-	for (int i = 0; i < t.nr_spans; i++)
-		if (t.spans[i].cls == XK_SPAN_UNSUPPORTED)
-			CHECK(strstr(t.spans[i].why, "mov qword ptr [rsp + 0xf8], rsi"));
+	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
 	xk_scope_free(&t);
 	return 0;
 }
@@ -839,25 +826,6 @@ static int swap_iocb_field_moves(void)
 }
 
 /*
- * A batch on the stack in the stock kernel: __io_alloc_req_refill()'s
- * void *reqs[IO_REQ_ALLOC_BATCH], zeroed and passed to
- * kmem_cache_alloc_bulk(..., ARRAY_SIZE(reqs), reqs). Both counts are
- * spans, the frame stays: values up to 8, and one above is refused at
- * load with the note's reason.
- */
-static int io_req_batch_keeps_its_frame(void)
-{
-	struct xk_scope t;
-
-	CHECK(gen(STOCK, "IO_REQ_ALLOC_BATCH", &t) == 0);
-	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
-	CHECK(t.max == 8 && t.nr_notes == 1);
-	CHECK(strstr(t.notes[0], "bounds: io_uring/io_uring.o __io_alloc_req_refill has a frame"));
-	xk_scope_free(&t);
-	return 0;
-}
-
-/*
  * The multiply form: tcp_rcv_space_adjust() multiplies by
  * TCP_RCVWIN_ADVMSS_SLACK with `shl $4` (16), which a build with 18 writes
  * as lea and add: no immediate moves. The region becomes an emulated span
@@ -1133,7 +1101,6 @@ int main(void)
 		T(memcg_batch_exits_at_emulated_start),
 		T(boot_message_only_is_a_note),
 		T(tsq_replays_without_the_jump_label_region),
-		T(io_req_batch_keeps_its_frame),
 		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),
 		T(identity_refuses_a_changed_function),
