@@ -40,32 +40,6 @@ int prepare_loaded(const char *name, const struct load_args *a,
 	return err;
 }
 
-/*
- * A value outside the bounds of name's table is refused here, with the
- * reason the table gives for them (a frame the constant sizes), before
- * the module refuses it with the bounds alone. A table that cannot be
- * read leaves the check to the module. 0, or the error reported.
- */
-static int check_table_bounds(const char *name, const struct load_args *a,
-			      long long value)
-{
-	char path[XK_PATH_MAX + 64];
-	struct xk_scope t;
-	int err = 0;
-
-	if (table_load(name, a->catalog, &t, path, sizeof(path)))
-		return 0;
-	if (value < t.min || value > t.max) {
-		const char *why = xk_scope_bounds_why(&t);
-
-		p_err("%s: value %lld is out of bounds [%lld, %lld]%s%s", name, value,
-		      (long long)t.min, (long long)t.max, why[0] ? ": " : "", why);
-		err = XK_EXIT_FAIL;
-	}
-	xk_scope_free(&t);
-	return err;
-}
-
 bool is_loaded(const char *name, struct xk_ioc_status *st)
 {
 	int fd = xk_rt_open();
@@ -157,10 +131,6 @@ int set_transaction(const struct load_args *a, struct tx_item *it, int n,
 	free(st);
 	memset(r, 0, sizeof(*r));
 	if (err || !nr)
-		goto undo;
-	for (int i = 0; i < nr && !err; i++)
-		err = check_table_bounds(names[i], a, values[i]);
-	if (err)
 		goto undo;
 	fd = open_runtime();
 	if (fd < 0) {
@@ -284,9 +254,6 @@ static int do_set(void *args, int argc, char **argv)
 		if (!err)
 			return settle_after(fd, a, name, r.old_value, value, &r);
 		close(fd);
-		/* the table's reason for its bounds, when it gives one */
-		if (err == -ERANGE && check_table_bounds(name, a, value))
-			return XK_EXIT_FAIL;
 		if (err != -ENOENT)
 			return p_lib_err("set", err);
 	}
