@@ -176,9 +176,6 @@ const struct xk_scope_replay *xk_scope_replay_of(const struct xk_scope_span *sp,
 /* Adds a replay to sp (the oldest dropped when full); -ENOMEM. */
 int xk_scope_add_replay(struct xk_scope_span *sp, const struct xk_scope_replay *r);
 int xk_scope_nr_supported(const struct xk_scope *t);
-/* Why the table's bounds are narrower than the catalog's (a note that
- * starts "bounds: ", that prefix left out), or "". */
-const char *xk_scope_bounds_why(const struct xk_scope *t);
 const char *xk_span_class_name(enum xk_span_class c);
 /*
  * Whether spans of the table nest (xk_rule_spans_nest of xk_rules.h, the

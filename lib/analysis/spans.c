@@ -42,7 +42,6 @@ struct func_ctx {
 
 static void free_ctx(struct func_ctx *c)
 {
-
 	xk_func_code_free(&c->base);
 	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 		xk_func_code_free(&c->var[v]);
@@ -156,20 +155,15 @@ static uint64_t flags_tested(const struct func_ctx *c)
 }
 
 /*
- * A seed is an instruction whose immediate (or lea displacement) moves with
- * the constant: matched in both fit variants, the value differs. Other
- * differences (instructions scheduled elsewhere, a form that changes) are
- * not seeds; a function that differs without any seed is reported.
- */
-/*
  * Whether two matched instructions differ in more than the value that
  * insn_value() reads (the first immediate, a lea's displacement) and the
  * registers they name: another instruction, another immediate, a memory
- * operand at another displacement, scale or width, another prefix. Such a change is no seed: a
- * load or store at another displacement reads other memory (a field after
- * an array the constant sizes: SWAP_CLUSTER_MAX's struct swap_iocb in
- * __swap_writepage), which no immediate rewrite reproduces. Registers
- * allocated otherwise are left to the spans' checks, as before.
+ * operand at another displacement, scale or width, another prefix. Such
+ * a change is no seed: a load or store at another displacement reads
+ * other memory (a field after an array the constant sizes:
+ * SWAP_CLUSTER_MAX's struct swap_iocb in __swap_writepage), which no
+ * immediate rewrite reproduces. Registers allocated otherwise are left to
+ * the spans' checks, as before.
  */
 static bool differs_beyond_value(const struct xk_insn *a, const struct xk_insn *b)
 {
@@ -209,6 +203,12 @@ static bool differs_beyond_value(const struct xk_insn *a, const struct xk_insn *
 	return false;
 }
 
+/*
+ * A seed is an instruction whose immediate (or lea displacement) moves with
+ * the constant: matched in both fit variants, the value differs. Other
+ * differences (instructions scheduled elsewhere, a form that changes) are
+ * not seeds; a function that differs without any seed is reported.
+ */
 static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other)
 {
 	int nr = 0;
@@ -248,7 +248,7 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 			if (insn_value(&c->base.insn[i], &vb) &&
 			    insn_value(&c->var[v].insn[j], &vv) && vb != vv)
 				moved = true;
-			/* another operand too: a register, a displacement */
+			/* more than the value (registers aside) */
 			changed |= differs_beyond_value(&c->base.insn[i],
 							&c->var[v].insn[j]);
 		}

@@ -36,8 +36,9 @@ struct gen_input {
 struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *sp);
 /* Whether f is code the running kernel does not keep (__init, __exit). */
 bool gen_init_code(const struct xk_sym *f);
-/* Appends a span of function f to the table (zeroed, named), in *sp. */
+/* Appends a note to the table (once; -E2BIG past XK_SCOPE_MAX_NOTES). */
 int gen_add_note(struct xk_scope *t, const char *text);
+/* Appends a span of function f to the table (zeroed, named), in *sp. */
 int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 		 const struct xk_sym *f, struct xk_scope_span **sp);
 /* The unit tests turn the replayed form off to see the first analysis's

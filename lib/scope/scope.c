@@ -897,14 +897,6 @@ int xk_scope_read(const char *path, struct xk_scope *t)
 	return xk_api_return(__func__, xk_scope_read_impl(path, t));
 }
 
-const char *xk_scope_bounds_why(const struct xk_scope *t)
-{
-	for (int i = 0; i < t->nr_notes; i++)
-		if (!strncmp(t->notes[i], "bounds: ", 8))
-			return t->notes[i] + 8;
-	return "";
-}
-
 void xk_scope_free(struct xk_scope *t)
 {
 	for (int i = 0; t->spans && i < t->nr_spans; i++)

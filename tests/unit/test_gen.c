@@ -157,6 +157,18 @@ static int G_ADDR_spans(void)
 	CHECK(addr == 1 && sum == 1);
 	return 0;
 }
+/* How many of t's refused spans are in func (NULL: any) and give a reason
+ * that holds text. */
+static int refused_with(const struct xk_scope *t, const char *func, const char *text)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nr_spans; i++)
+		n += t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
+		     (!func || !strcmp(t->spans[i].func, func)) &&
+		     strstr(t->spans[i].why, text);
+	return n;
+}
 /* The one span of a golden constant: in function func (a prefix: gcc's
  * .isra and .constprop suffixes), of class cls, in *sp. */
 static int one_span(const char *name, const char *func, int cls,
@@ -301,13 +313,9 @@ static int G_RTAB_spans(void)
 static int G_STK_spans(void)
 {
 	struct xk_scope t;
-	int refused = 0;
 
 	CHECK(gen(GOLDEN, "G_STK", &t) == 0);
-	for (int i = 0; i < t.nr_spans; i++)
-		refused += t.spans[i].cls == XK_SPAN_UNSUPPORTED &&
-			   strstr(t.spans[i].why, "stack");
-	CHECK(refused >= 1 && t.max == 64 && t.nr_notes == 0);
+	CHECK(refused_with(&t, NULL, "stack") >= 1 && t.max == 64 && t.nr_notes == 0);
 	xk_scope_free(&t);
 	CHECK(gen(GOLDEN, "G_STKE", &t) == 0);
 	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
@@ -771,9 +779,7 @@ static int boot_message_only_is_a_note(void)
 	CHECK(gen(STOCK, "WQ_MAX_ACTIVE", &t) == 0);
 	CHECK(t.nr_notes == 0);
 	CHECK(xk_scope_nr_supported(&t) == t.nr_spans - 1);
-	for (int i = 0; i < t.nr_spans; i++)
-		if (t.spans[i].cls == XK_SPAN_UNSUPPORTED)
-			CHECK(strstr(t.spans[i].why, "workqueue_init_early is boot-time code"));
+	CHECK(refused_with(&t, NULL, "workqueue_init_early is boot-time code") == 1);
 	xk_scope_free(&t);
 	return 0;
 }
@@ -813,14 +819,9 @@ static int tsq_replays_without_the_jump_label_region(void)
 static int swap_iocb_field_moves(void)
 {
 	struct xk_scope t;
-	int found = 0;
 
 	CHECK(gen(STOCK, "SWAP_CLUSTER_MAX", &t) == 0);
-	for (int i = 0; i < t.nr_spans; i++)
-		found += t.spans[i].cls == XK_SPAN_UNSUPPORTED &&
-			 !strcmp(t.spans[i].func, "__swap_writepage") &&
-			 strstr(t.spans[i].why, "mov qword ptr [rdx + 0x230], 0");
-	CHECK(found == 1);
+	CHECK(refused_with(&t, "__swap_writepage", "mov qword ptr [rdx + 0x230], 0") == 1);
 	xk_scope_free(&t);
 	return 0;
 }

@@ -140,15 +140,6 @@ int table_prepare_value(struct xk_scope *t, const char *path,
 	double t0 = xk_now();
 	int added = 0, err;
 
-	/* before the module's own check: with the reason the table gives */
-	if (value < t->min || value > t->max) {
-		const char *why = xk_scope_bounds_why(t);
-
-		p_err("%s: value %lld is out of bounds [%lld, %lld]%s%s", t->constant,
-		      value, (long long)t->min, (long long)t->max, why[0] ? ": " : "",
-		      why);
-		return -ERANGE;
-	}
 	if (no_build && !table_has_value(t, value)) {
 		p_err("%s = %lld: spans of the per-value form have no parameters "
 		      "for this value and --no-build forbids building them (xk gen "
