@@ -234,7 +234,7 @@ int xk_value_prepared(const struct xk_const *c, s64 n, char *error);
 int xk_table_add_point(struct xk_ioc_point *req);
 const s64 *xk_span_params(const struct xk_span *s, s64 n);
 int xk_table_add_replay(struct xk_ioc_replay *req);
-bool xk_const_replayed(const struct xk_const *c);
+bool xk_const_never_immediate(const struct xk_const *c);
 const struct xk_ioc_replay *xk_span_replay(const struct xk_span *s, s64 n);
 void xk_const_destroy(struct xk_const *c);
 

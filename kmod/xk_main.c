@@ -165,7 +165,7 @@ static int run_set(void *r)
 		return err;
 	err = xk_transition(c, req->value, req->mode, req->timeout_ms,
 			    req->error, &req->transition_ns);
-	if (!err)	/* out: the mode used (replayed: never immediate) */
+	if (!err)	/* out: the mode used (replayed, call state: never immediate) */
 		req->mode = c->last_mode;
 	return err;
 }
@@ -317,7 +317,7 @@ static long ioctl_set_many(void __user *uarg)
 	if (!err)
 		err = xk_transition_many(tx, req->mode, req->timeout_ms, req->error,
 					 &req->transition_ns);
-	if (!err)	/* out: the mode used (replayed: never immediate) */
+	if (!err)	/* out: the mode used (replayed, call state: never immediate) */
 		req->mode = tx->c[0]->last_mode;
 	mutex_unlock(&xk_lock);
 copy_out:

@@ -68,12 +68,18 @@ static int loaded_const(char *name, char *error, struct xk_const **out)
 	return 0;
 }
 
-/* Whether some span of c is replayed (its value changes only globally or
- * per task, and goes back to the default that way at unload). */
-bool xk_const_replayed(const struct xk_const *c)
+/*
+ * Whether some span of c is replayed or holds state of the call
+ * (xk_ioc_span.emulate, .call_state): a thread inside holds what the old
+ * value shaped, so the value changes only globally or per task, and goes
+ * back to the default that way at unload. Under xk_lock, or from c's
+ * handlers (c's spans do not change while it is loaded).
+ */
+bool xk_const_never_immediate(const struct xk_const *c)
 {
 	for (int i = 0; i < c->nr_spans; i++)
-		if (c->spans[i].desc.emulate == XK_EMULATE_REPLAY)
+		if (c->spans[i].desc.emulate == XK_EMULATE_REPLAY ||
+		    c->spans[i].desc.call_state)
 			return true;
 	return false;
 }
@@ -637,6 +643,10 @@ static const char *policy_refusal(const struct xk_ioc_span *d)
 	if (d->emulate)
 		return "the module emulates it from its first instruction "
 		       "(emulated form), which policies do not support";
+	if (d->call_state)
+		return "its function keeps state of the call that the value "
+		       "shapes (a frame the constant sizes), which a value "
+		       "chosen per execution could overrun";
 	return NULL;
 }
 
@@ -923,9 +933,11 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 		if ((all || !strcmp(c->name, name)) && xk_transition_waited(c, error))
 			return -EBUSY;
 	/*
-	 * A replayed constant goes back to its default globally first: with
-	 * its probes gone at once, a thread between two of its regions would
-	 * run the baseline's code on the variant's registers. The wait drops
+	 * A replayed constant, or one with state of the call, goes back to
+	 * its default globally first: with its probes gone at once, a thread
+	 * between two of its regions would run the baseline's code on the
+	 * variant's registers, one in the middle of a call would count a
+	 * batch filled under the new bound against the old one. The wait drops
 	 * xk_lock (nothing of these goes meanwhile: xk_transition_waited); a
 	 * thread that stays inside past the timeout keeps it loaded.
 	 */
@@ -933,7 +945,7 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 		u64 ns;
 
 		if ((!all && strcmp(c->name, name)) || c->policy[0] ||
-		    !xk_const_replayed(c))
+		    !xk_const_never_immediate(c))
 			continue;
 		/* threads of a failed per-task transition that took another
 		 * value are inside: they leave first */

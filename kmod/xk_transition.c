@@ -480,12 +480,25 @@ void xk_tx_unlock(struct xk_tx *tx, unsigned long flags)
 
 /* ---- where a thread is: safe spans on its stack ---- */
 
+/* Whether one of s's ranges begins before its start (span_holds). */
+static bool range_before_start(const struct xk_span *s)
+{
+	for (u32 r = 0; r < s->desc.nr_ranges && r < XK_MAX_RANGES; r++)
+		if (s->desc.ranges[r][0] < s->desc.start &&
+		    s->desc.ranges[r][1] > s->desc.start)
+			return true;
+	return false;
+}
+
 /*
  * Whether a frame of the stack lies in a safe span of s. A return address
  * (ip is false) points after its call: the call lies in a range [from, to)
  * when the address is in (from, to]. An interrupted instruction (ip true)
  * has not run yet: inside when it is in a range, except at the span's
- * start, where the armed entry probe counts the thread when it resumes.
+ * start, where the armed entry probe counts the thread when it resumes,
+ * unless a range holds code before the start (a call-state or replayed
+ * span's whole function: the thread may have run the function's earlier
+ * part with the old value, a loop back to the start included).
  */
 static bool span_holds(const struct xk_span *s, unsigned long addr, bool ip)
 {
@@ -493,7 +506,7 @@ static bool span_holds(const struct xk_span *s, unsigned long addr, bool ip)
 
 	if (addr < s->func_addr || off > s->desc.func_size)
 		return false;
-	if (ip && off == s->desc.start)
+	if (ip && off == s->desc.start && !range_before_start(s))
 		return false;
 	for (u32 r = 0; r < s->desc.nr_ranges; r++) {
 		if (ip ? off >= s->desc.ranges[r][0] && off < s->desc.ranges[r][1] :
@@ -1081,10 +1094,12 @@ int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
 	if (mode > XK_MODE_PER_TASK)
 		return xk_error(error, "unknown mode %u", mode), -EINVAL;
 	/* a thread between two replayed regions holds the registers of the
-	 * build with the old value: such a constant never changes at an
-	 * instant, only when no thread is inside (xk_ioc_span.emulate) */
+	 * build with the old value, one inside a call-state function a batch
+	 * filled under the old bound: such a constant never changes at an
+	 * instant, only when no thread is inside (xk_ioc_span.emulate,
+	 * .call_state) */
 	for (i = 0; i < req->nr && mode == XK_MODE_IMMEDIATE; i++)
-		if (req->value[i] != old[i] && xk_const_replayed(req->c[i]))
+		if (req->value[i] != old[i] && xk_const_never_immediate(req->c[i]))
 			mode = XK_MODE_GLOBAL;
 	/* a variable is one for every thread: per task it would change under
 	 * the threads still running the old value's code (xk_data.c) */

@@ -25,6 +25,10 @@ struct xk_constant {
 	char file[256];		/* source file; "" to locate a macro */
 	int line;		/* literal, variable: the line of its text */
 	char text[128];		/* literal, variable: the text replaced */
+	/* literal, variable: text of the line itself; when given, line is
+	 * the nearest line of file that holds it (a hint: a kernel update
+	 * moves lines), and text must be in that line */
+	char code[160];
 	char tmpl[128];		/* macro: its body with %lld for the value */
 	long long def, min, max;
 	bool has_def, has_bounds;

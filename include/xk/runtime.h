@@ -15,8 +15,9 @@ struct xk_rt_result {
 	unsigned long long transition_ns;	/* until the value was in force */
 	long long old_value;			/* set: the value before */
 	int mode;				/* set, load: the mode used
-						 * (enum xk_mode; replayed:
-						 * never immediate) */
+						 * (enum xk_mode; replayed,
+						 * call state: never
+						 * immediate) */
 	int nr_spans;				/* load: spans armed */
 	unsigned long long policy_cookie;	/* load with a policy: the attach
 						 * cookie of span 0 (xk_kfunc.h) */

@@ -108,6 +108,15 @@ struct xk_scope_span {
 	 * (unless the compiled-in value is in force) */
 	int emulate;		/* XK_EMULATE_SPAN, or XK_EMULATE_REPLAY */
 	/*
+	 * State of the call: the function's frame is sized by the constant
+	 * (an array on the stack), so a thread fills it under one value from
+	 * the function's entry to its return. Its safe span is the whole
+	 * function, its value changes only when no thread is inside (never
+	 * immediately, back to the default the same way at unload) and no
+	 * policy drives it (struct xk_ioc_span.call_state).
+	 */
+	bool call_state;
+	/*
 	 * Replayed (emulate == XK_EMULATE_REPLAY): what the build with each
 	 * prepared value leaves after [start, probe), as programs of the
 	 * registers at start (nr_locs is 0: the locations are the
@@ -176,6 +185,9 @@ const struct xk_scope_replay *xk_scope_replay_of(const struct xk_scope_span *sp,
 /* Adds a replay to sp (the oldest dropped when full); -ENOMEM. */
 int xk_scope_add_replay(struct xk_scope_span *sp, const struct xk_scope_replay *r);
 int xk_scope_nr_supported(const struct xk_scope *t);
+/* Why the table's bounds are narrower than the catalog's (a note that
+ * starts "bounds: ", that prefix left out), or "". */
+const char *xk_scope_bounds_why(const struct xk_scope *t);
 const char *xk_span_class_name(enum xk_span_class c);
 /*
  * Whether spans of the table nest (xk_rule_spans_nest of xk_rules.h, the

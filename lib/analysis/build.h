@@ -25,6 +25,9 @@ int tree_of(const struct xk_kernel *k, const struct xk_constant *c,
 /* Whether line is "#define name ..."; *body is what follows the name. */
 bool is_define_of(const char *line, const char *name, const char **body);
 /* Fills a macro's file, line, template and default from its definition. */
+/* A literal's or variable's line: the nearest of file's lines that holds
+ * the catalog's code= (the line= hint otherwise, checked), text in it. */
+int locate_line(const struct tree *t, struct xk_constant *c);
 int locate_macro(const struct xk_kernel *k, const struct tree *t,
 		 struct xk_constant *c);
 /* The objects of this configuration whose code may use the constant. */

@@ -34,6 +34,8 @@ static int set_field(struct xk_constant *c, const char *key, const char *v,
 		err = parse_ll(v, &x) ?: (c->line = (int)x, 0);
 	else if (!strcmp(key, "text"))
 		err = xk_strlcpy(c->text, v, sizeof(c->text));
+	else if (!strcmp(key, "code"))
+		err = xk_strlcpy(c->code, v, sizeof(c->code));
 	else if (!strcmp(key, "template"))
 		err = xk_strlcpy(c->tmpl, v, sizeof(c->tmpl));
 	else if (!strcmp(key, "default"))

@@ -386,6 +386,63 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
 	}
 }
 
+/*
+ * A table with spans of call state (a frame the constant sizes,
+ * spans.c: whole_function): the compiled-in frame holds what a smaller
+ * value needs, a larger one would need more stack than the function has.
+ * The upper bound becomes the compiled-in value, whichever pass found
+ * the frame, with a note naming the functions ("bounds: ...", which a
+ * refusal of a value above quotes); the points and replays of values
+ * above go. Runs on the finished table.
+ */
+static int bound_call_state(struct xk_scope *t, long long def)
+{
+	char note[sizeof(t->notes[0])], funcs[120] = "";
+	int nr = 0, named = 0;
+
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+		bool seen = false;
+
+		if (!s->call_state || s->cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		for (int k = 0; k < i && !seen; k++)
+			seen = t->spans[k].call_state && !strcmp(t->spans[k].func, s->func);
+		if (seen)
+			continue;
+		nr++;
+		if (strlen(funcs) + strlen(s->func) + 2 < sizeof(funcs)) {
+			size_t len = strlen(funcs);
+
+			snprintf(funcs + len, sizeof(funcs) - len, "%s%s",
+				 named++ ? ", " : "", s->func);
+		}
+	}
+	if (!nr)
+		return 0;
+	if (t->max > def)
+		t->max = def;
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *s = &t->spans[i];
+		int keep = 0;
+
+		for (int k = 0; k < s->nr_points; k++)
+			if (s->points[k].n >= t->min && s->points[k].n <= t->max)
+				s->points[keep++] = s->points[k];
+		s->nr_points = keep;
+		keep = 0;
+		for (int k = 0; k < s->nr_replays; k++)
+			if (s->replays[k].n >= t->min && s->replays[k].n <= t->max)
+				s->replays[keep++] = s->replays[k];
+		s->nr_replays = keep;
+	}
+	snprintf(note, sizeof(note), "bounds: at most the compiled-in %lld: the "
+		 "constant sizes the frame of %s%s, which holds a smaller "
+		 "value's array, not a larger one's", def, funcs,
+		 nr > named ? " and others" : "");
+	return gen_add_note(t, note);
+}
+
 static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 		      const struct xk_build_result *b, struct xk_scope *t)
 {
@@ -502,6 +559,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	err = err ?: gen_replay(k, c, b, t);
 	if (!err)
 		refuse_emulated_overlaps(t);
+	err = err ?: bound_call_state(t, c->def);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)
@@ -607,10 +665,13 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 	int err = 0;
 
 	*added = 0;
-	if (value < t->min || value > t->max)
-		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]",
+	if (value < t->min || value > t->max) {
+		const char *why = xk_scope_bounds_why(t);
+
+		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]%s%s",
 			      t->constant, value, (long long)t->min,
-			      (long long)t->max);
+			      (long long)t->max, why[0] ? ": " : "", why);
+	}
 	/* the objects of the per-value spans without the point: only they */
 	only.objects[0] = '\0';
 	for (int i = 0; i < t->nr_spans; i++) {

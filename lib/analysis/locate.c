@@ -330,6 +330,53 @@ static int define_sites(const char *index, const char *name, char **files,
 	return *files ? 0 : xk_err(-ENOMEM, "%s: out of memory", __func__);
 }
 
+/*
+ * Where a literal or a variable of the catalog is: the line of c->file
+ * that holds c->code, the nearest to the line= hint when several do (a
+ * kernel update moves lines, rarely the code), or, with no code=, the
+ * hint itself. Either way c->text must be on that line. Runs before any
+ * build; c->line is set.
+ */
+int locate_line(const struct tree *t, struct xk_constant *c)
+{
+	char path[XK_PATH_MAX + 300], *text = NULL;
+	int n = 0, best = 0, err;
+
+	err = xk_snprintf(path, sizeof(path), "%s/%s", t->src, c->file) ?:
+	      xk_read_file(path, &text, NULL);
+	if (err)
+		return xk_err(err, "cannot read %s", path);
+	for (char *line = text; *line; ) {
+		char *end = strchrnul(line, '\n'), save = *end;
+		bool here;
+
+		n++;
+		*end = '\0';
+		here = c->code[0] ? strstr(line, c->code) != NULL : n == c->line;
+		if (here && (!best || abs(n - c->line) < abs(best - c->line))) {
+			best = n;
+			if (!strstr(line, c->text))
+				err = xk_err(-ENOENT, "'%s' is not on %s:%d%s%s%s", c->text,
+					     c->file, n, c->code[0] ? " (the line that holds '" : "",
+					     c->code[0] ? c->code : "", c->code[0] ? "')" : "");
+			else
+				err = 0;
+		}
+		*end = save;
+		line = *end ? end + 1 : end;
+	}
+	free(text);
+	if (!best)
+		return c->code[0] ?
+		       xk_err(-ENOENT, "%s: no line of %s holds '%s' (the catalog's "
+			      "code=): the kernel's source differs", c->name, c->file,
+			      c->code) :
+		       xk_err(-ENOENT, "%s: %s has no line %d", c->name, c->file, c->line);
+	if (!err)
+		c->line = best;
+	return err;
+}
+
 int locate_macro(const struct xk_kernel *k, const struct tree *t,
 			struct xk_constant *c)
 {

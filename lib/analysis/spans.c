@@ -26,6 +26,22 @@
 #include "spans.h"
 #include "symexec.h"
 
+/*
+ * A function's stack frame, when it is simple: one allocation of size
+ * bytes in its entry block, after the pushes of the prologue (`sub $size,
+ * %rsp`, or `add $-size, %rsp`), and no other write of rsp but the
+ * matching frees, each followed in its block by the pops of an epilogue
+ * (calls and returns aside), but for pushes of the body popped again in
+ * their block. canary: the stack protector's slot (the offset from rsp
+ * its %gs:0x28 copy is stored at), or -1.
+ */
+struct frame {
+	bool simple;
+	int64_t size;
+	int64_t canary;
+	bool *pushed;	/* instruction i runs with rsp not the body's */
+};
+
 struct func_ctx {
 	const struct xk_sym *fb;		/* baseline function */
 	struct xk_func_code base;
@@ -36,12 +52,17 @@ struct func_ctx {
 	bool *seed;
 	bool *other;				/* changes, but is no seed */
 	bool shape[GEN_NR_VARIANTS];		/* by shape: of the baseline's */
+	struct frame frame, vframe[GEN_NR_VARIANTS];
+	bool frame_moved;			/* a frame_pair was set aside */
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
 };
 
 static void free_ctx(struct func_ctx *c)
 {
+	free(c->frame.pushed);
+	for (int v = 0; v < GEN_NR_VARIANTS; v++)
+		free(c->vframe[v].pushed);
 	xk_func_code_free(&c->base);
 	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 		xk_func_code_free(&c->var[v]);
@@ -154,6 +175,229 @@ static uint64_t flags_tested(const struct func_ctx *c)
 	return XK_EFLAGS_ARITH & ~(uint64_t)(XK_EFLAGS_PF | XK_EFLAGS_AF);
 }
 
+/* The bytes an instruction allocates on the stack (`sub $n, %rsp`: n;
+ * `add $n, %rsp`: -n), or 0 when it is no such instruction. */
+static int64_t rsp_alloc(const struct xk_insn *in)
+{
+	const cs_x86 *x = &in->x86;
+
+	if ((in->id != X86_INS_SUB && in->id != X86_INS_ADD) || x->op_count != 2 ||
+	    x->operands[0].type != X86_OP_REG || x->operands[0].reg != X86_REG_RSP ||
+	    x->operands[1].type != X86_OP_IMM || !x->operands[1].imm)
+		return 0;
+	return in->id == X86_INS_SUB ? x->operands[1].imm : -x->operands[1].imm;
+}
+
+static bool writes_rsp(const struct xk_insn *in)
+{
+	for (int k = 0; k < in->nr_write; k++)
+		if (in->regs_write[k] == X86_REG_RSP)
+			return true;
+	return false;
+}
+
+/* The only memory operand of in when its base is rsp (no index), or NULL. */
+static const cs_x86_op *rsp_operand(const struct xk_insn *in)
+{
+	const cs_x86_op *m = NULL;
+
+	for (int k = 0; k < in->x86.op_count; k++) {
+		const cs_x86_op *o = &in->x86.operands[k];
+
+		if (o->type != X86_OP_MEM)
+			continue;
+		if (m || o->mem.base != X86_REG_RSP || o->mem.index != X86_REG_INVALID ||
+		    o->mem.segment != X86_REG_INVALID)
+			return NULL;
+		m = o;
+	}
+	return m;
+}
+
+/* Whether in copies the stack protector's canary, %gs:0x28, to a register. */
+static bool loads_canary(const struct xk_insn *in, unsigned int *reg)
+{
+	const cs_x86 *x = &in->x86;
+
+	if (in->id != X86_INS_MOV || x->op_count != 2 ||
+	    x->operands[0].type != X86_OP_REG || x->operands[1].type != X86_OP_MEM ||
+	    x->operands[1].mem.segment != X86_REG_GS || x->operands[1].mem.disp != 0x28 ||
+	    x->operands[1].mem.base != X86_REG_INVALID)
+		return false;
+	*reg = x->operands[0].reg;
+	return true;
+}
+
+/*
+ * The frame of a function's code (struct frame). Anything but the simple
+ * shape leaves f->simple false: then no difference is set aside as the
+ * frame's (frame_pair).
+ */
+static void find_frame_in(const struct xk_func_code *code, const bool *leader,
+			  struct frame *f, size_t *alloc_at)
+{
+	size_t alloc = SIZE_MAX;
+	int64_t depth = 0;	/* bytes pushed in the body, in this block */
+	bool freed = false;	/* the frame freed, in this block */
+
+	f->simple = false;
+	for (size_t i = 0; i < code->nr; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		int64_t n = rsp_alloc(in);
+		unsigned int reg;
+		bool ends = leader[i] || (i && (code->insn[i - 1].is_branch ||
+						code->insn[i - 1].is_ret));
+
+		if (depth && ends)
+			return;		/* pushed across a block's end */
+		if (ends)
+			freed = false;
+		/* rsp is not the body's: in the prologue, after a push of
+		 * the body, after the free */
+		f->pushed[i] = depth != 0 || freed || alloc == SIZE_MAX;
+		if (in->is_call || in->is_ret)
+			continue;
+		if (depth && in->id == X86_INS_POP) {
+			depth -= 8;	/* the push's pop */
+			continue;
+		}
+		if (n > 0) {
+			if (alloc != SIZE_MAX)
+				return;		/* a second allocation */
+			for (size_t k = 1; k <= i; k++)
+				if (leader[k] || code->insn[k - 1].is_branch)
+					return;	/* not in the entry block */
+			alloc = i;
+			f->size = n;
+		} else if (n < 0) {
+			if (alloc == SIZE_MAX || -n != f->size)
+				return;		/* frees another size */
+			freed = true;
+		} else if (in->id == X86_INS_PUSH) {
+			/* in the body, a push is popped in its block (what
+			 * the rsp accesses between see moved: frame_pair
+			 * takes none of them) */
+			if (alloc != SIZE_MAX)
+				depth += 8;
+		} else if (in->id == X86_INS_POP) {
+			if (!freed)
+				return;		/* an epilogue's: after the free */
+		} else if (writes_rsp(in)) {
+			return;			/* leave, mov to rsp, and so on */
+		}
+		if (loads_canary(in, &reg) && i + 1 < code->nr) {
+			const struct xk_insn *st = &code->insn[i + 1];
+			const cs_x86_op *m = rsp_operand(st);
+
+			if (st->id == X86_INS_MOV && m && st->x86.op_count == 2 &&
+			    st->x86.operands[0].type == X86_OP_MEM &&
+			    st->x86.operands[1].type == X86_OP_REG &&
+			    st->x86.operands[1].reg == reg && m->size == 8) {
+				if (f->canary >= 0 && f->canary != m->mem.disp)
+					return;
+				f->canary = m->mem.disp;
+			}
+		}
+	}
+	f->simple = !depth;
+	*alloc_at = alloc;
+}
+
+static void find_frame(const struct xk_func_code *code, struct frame *f)
+{
+	size_t alloc = SIZE_MAX;
+	bool *leader = calloc(code->nr + 1, sizeof(bool));	/* jumped to */
+
+	free(f->pushed);
+	memset(f, 0, sizeof(*f));
+	f->canary = -1;
+	f->pushed = calloc(code->nr + 1, sizeof(bool));
+	if (!leader || !f->pushed) {
+		free(leader);
+		return;		/* not simple */
+	}
+	for (size_t i = 0; i < code->nr; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		ssize_t t = in->target >= 0 && !in->is_call ?
+			    xk_code_index(code, (uint64_t)in->target) : -1;
+
+		if (t >= 0)
+			leader[t] = true;
+		if (in->fixup >= 0 && (t = xk_code_index(code, (uint64_t)in->fixup)) >= 0)
+			leader[t] = true;
+	}
+	find_frame_in(code, leader, f, &alloc);
+	free(leader);
+	f->simple = f->simple && alloc != SIZE_MAX;
+}
+
+/* Whether two operands are the same but for a memory operand's disp. */
+static bool same_but_disp(const cs_x86_op *a, const cs_x86_op *b)
+{
+	if (a->type != b->type || a->size != b->size)
+		return false;
+	switch (a->type) {
+	case X86_OP_REG:
+		return a->reg == b->reg;
+	case X86_OP_IMM:
+		return a->imm == b->imm;
+	case X86_OP_MEM:
+		return a->mem.segment == b->mem.segment && a->mem.base == b->mem.base &&
+		       a->mem.index == b->mem.index && a->mem.scale == b->mem.scale;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether baseline instruction i and variant v's instruction j differ only
+ * in the frame's layout, which a value that needs no more stack than the
+ * compiled-in one leaves as the baseline has it: the allocation or a free
+ * of the frame (its size the variant's), or an access to the frame's
+ * canary slot or to what lies above the frame (the pushed registers, the
+ * return address: `__builtin_return_address(0)`), each at the baseline's
+ * displacement plus the difference of the two frames. An access to
+ * another slot of the frame that moved is not one: it may be an element
+ * of an array sized by the constant (arr[N - 1]) as well as a variable
+ * laid out after it, which only the types would tell.
+ */
+static bool frame_pair(const struct func_ctx *c, int v, size_t i, size_t j)
+{
+	const struct xk_insn *b = &c->base.insn[i], *w = &c->var[v].insn[j];
+	const struct frame *fb = &c->frame, *fv = &c->vframe[v];
+	int64_t delta = fv->size - fb->size, nb, nv;
+	const cs_x86_op *mb, *mw;
+	bool grows;
+
+	if (!fb->simple || !fv->simple || !delta || (fb->canary < 0) != (fv->canary < 0) ||
+	    (fb->canary >= 0 && fv->canary != fb->canary + delta))
+		return false;
+	/* the frame grows with the constant, or shrinks with it, in every build */
+	grows = c->in->variant[v].value > c->in->def;
+	if ((delta > 0) != grows)
+		return false;
+	nb = rsp_alloc(b);
+	nv = rsp_alloc(w);
+	if (nb && nv)
+		return (nb == fb->size && nv == fv->size) || (nb == -fb->size && nv == -fv->size);
+	/* a lea is an address, not an access: lea of the canary slot is
+	 * the end of an array laid out below it (refresh_cpu_vm_stats) */
+	if (b->id == X86_INS_LEA || w->id == X86_INS_LEA)
+		return false;
+	mb = rsp_operand(b);
+	mw = rsp_operand(w);
+	if (!mb || !mw || fb->pushed[i] || fv->pushed[j] || b->id != w->id ||
+	    b->x86.op_count != w->x86.op_count ||
+	    b->has_reloc || w->has_reloc)
+		return false;
+	for (int k = 0; k < b->x86.op_count; k++)
+		if (!same_but_disp(&b->x86.operands[k], &w->x86.operands[k]))
+			return false;
+	if (mw->mem.disp != mb->mem.disp + delta)
+		return false;
+	return mb->mem.disp == fb->canary || mb->mem.disp >= fb->size;
+}
+
 /*
  * Whether two matched instructions differ in more than the value that
  * insn_value() reads (the first immediate, a lea's displacement) and the
@@ -215,6 +459,14 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 
 	*other_diff = false;
 	*first_other = -1;
+	find_frame(&c->base, &c->frame);
+	for (int v = 0; v < GEN_NR_VARIANTS; v++)
+		find_frame(&c->var[v], &c->vframe[v]);
+	pr_debug("%s: frame %s %lld bytes, canary %lld; builds' %lld %lld %lld\n",
+		 c->fb->name, c->frame.simple ? "simple" : "not simple",
+		 (long long)c->frame.size, (long long)c->frame.canary,
+		 (long long)c->vframe[0].size, (long long)c->vframe[1].size,
+		 (long long)c->vframe[2].size);
 	for (size_t i = 0; i < c->base.nr; i++) {
 		int64_t vb, vv;
 		bool matched = true, moved = false, relocated = false, changed = false;
@@ -229,6 +481,11 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 				continue;
 			if (j < 0) {
 				matched = false;
+				continue;
+			}
+			if (strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm) &&
+			    frame_pair(c, v, i, (size_t)j)) {
+				c->frame_moved = true;
 				continue;
 			}
 			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm)) {
@@ -1902,13 +2159,74 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 	return n > 0 && len > 0 && (size_t)len < size;
 }
 
+/*
+ * The spans of a function whose frame the constant sizes (frame_pair set
+ * differences aside) hold state of the call: the array is filled under
+ * one value and bounded by it (kfree_skb_add_bulk's `skb_count == N`). A
+ * thread that had put 12 skbs in a batch of 16 would count past a new
+ * bound of 8, and past the array's end, if the value changed between two
+ * of its compares. So every span of the function, whichever pass made it,
+ * is call_state: its safe span is the whole function, left at its
+ * returns and tail calls, its value changes only when no thread is in
+ * the function (the module never changes it at an instant, returns to
+ * the default at unload the same way and lets no policy drive it), and
+ * it is never settled. An indirect jump that is no tail call (a jump
+ * table) could stay in the function without telling where, and too many
+ * exits cannot be held: either refuses the span.
+ */
+static void whole_function(const struct func_ctx *c, struct xk_scope *t, int first)
+{
+	for (int k = first; k < t->nr_spans; k++) {
+		struct xk_scope_span *sp = &t->spans[k];
+		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+							   sp->func;
+		const char *why = NULL;
+		int nr = 0;
+
+		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->cls == XK_SPAN_DATA ||
+		    strcmp(name, c->fb->name))
+			continue;
+		for (size_t i = 0; i < c->base.nr && !why; i++) {
+			const struct xk_insn *in = &c->base.insn[i];
+			bool leaves = in->is_ret ||
+				      (in->is_branch && !in->is_cond && in->has_reloc) ||
+				      (in->is_branch && !in->is_cond && in->target >= 0 &&
+				       (uint64_t)in->target >= c->fb->sym.st_size);
+
+			if (in->is_branch && !in->is_cond && in->target < 0 &&
+			    !in->has_reloc)
+				why = "an indirect jump (a jump table?) that may stay in it";
+			if (!leaves)
+				continue;
+			if (nr == df_limits.exits)
+				why = "more exits than a table may hold";
+			else
+				sp->exits[nr++] = in->off;
+		}
+		if (why) {
+			span_refuse(sp, "%s's frame is sized by the constant, so its "
+				    "safe span is the whole function, which has %s",
+				    c->fb->name, why);
+			continue;
+		}
+		sp->call_state = true;
+		sp->nr_imms = 0;	/* never settled: no text poke mid-call */
+		sp->nr_exits = nr;
+		sp->nr_ranges = 1;
+		sp->ranges[0][0] = 0;
+		sp->ranges[0][1] = sp->func_size;
+		sp->escapes |= XK_ESCAPE_STORE | XK_ESCAPE_CALL | XK_ESCAPE_RET;
+		sp->slice_len = (uint32_t)c->base.nr;
+	}
+}
+
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
 			    const struct xk_sym *fb, struct xk_scope *t)
 {
 	struct func_ctx c = { .fb = fb, .in = in, .obj = obj };
 	bool other_diff;
 	ssize_t other;
-	int err, first_span, nr_seeds;
+	int err, first_span = t->nr_spans, nr_seeds;
 
 	err = xk_disasm_func(fb, &c.base) ?: mark_blocks(&c) ?:
 	      align_variants(&c, NULL);
@@ -2012,6 +2330,9 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	if (!err && other_diff)
 		err = analyse_regions(&c, t, first_span);
 out:
+	/* every path's spans: seeds, regions, emulated, by shape */
+	if (!err && c.frame_moved)
+		whole_function(&c, t, first_span);
 	free_ctx(&c);
 	return err;
 }

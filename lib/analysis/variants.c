@@ -353,9 +353,11 @@ static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 	if (!strcmp(c->kind, "macro"))
 		err = locate_macro(k, &tree, c);
 	else if (!strcmp(c->kind, "literal") || !strcmp(c->kind, "variable"))
-		err = c->file[0] && c->line > 0 && c->text[0] && c->has_def ? 0 :
-		      xk_err(-EINVAL, "%s: a %s needs file=, line=, text= and "
-				      "default=", c->name, c->kind);
+		err = !c->file[0] || !c->text[0] || !c->has_def ||
+		      (c->line <= 0 && !c->code[0]) ?
+		      xk_err(-EINVAL, "%s: a %s needs file=, line= or code=, "
+				      "text= and default=", c->name, c->kind) :
+		      locate_line(&tree, c);
 	else
 		err = xk_err(-EINVAL, "%s: unknown kind '%s' (macro, literal, "
 				      "variable)", c->name, c->kind);

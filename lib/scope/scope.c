@@ -171,6 +171,8 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 		fputs("emulate data\n", f);
 	else if (s->emulate)
 		fputs("emulate\n", f);
+	if (s->call_state)
+		fputs("call-state\n", f);
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
 			(long long)s->fit[k][1]);
@@ -353,6 +355,7 @@ void xk_scope_span_to_ioc(const struct xk_scope_span *s, struct xk_ioc_span *d)
 	memcpy(d->ranges, s->ranges, sizeof(d->ranges));
 	d->post_len = s->post_len;
 	d->emulate = s->emulate;
+	d->call_state = s->call_state;
 	d->nr_points = s->nr_points > 0 ? s->nr_points : 0;
 	for (int j = 0; j < s->nr_points && j < XK_MAX_POINTS; j++)
 		d->points[j] = s->points[j];
@@ -659,6 +662,8 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 			s->emulate = XK_EMULATE_REPLAY;
 		} else if (!strcmp(r->cur, "emulate data")) {
 			s->emulate = XK_EMULATE_DATA;
+		} else if (!strcmp(r->cur, "call-state")) {
+			s->call_state = true;
 		} else if (!strncmp(r->cur, "replay ", 7)) {
 			struct xk_scope_replay rp = { .nr_locs = 0 };
 			long long value;
@@ -895,6 +900,14 @@ int xk_scope_read(const char *path, struct xk_scope *t)
 {
 	xk_err_clear();
 	return xk_api_return(__func__, xk_scope_read_impl(path, t));
+}
+
+const char *xk_scope_bounds_why(const struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_notes; i++)
+		if (!strncmp(t->notes[i], "bounds: ", 8))
+			return t->notes[i] + 8;
+	return "";
 }
 
 void xk_scope_free(struct xk_scope *t)

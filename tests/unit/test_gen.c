@@ -315,10 +315,32 @@ static int G_STK_spans(void)
 	struct xk_scope t;
 
 	CHECK(gen(GOLDEN, "G_STK", &t) == 0);
-	CHECK(refused_with(&t, NULL, "stack") >= 1 && t.max == 64 && t.nr_notes == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	/* the compiled-in frame holds a smaller value's array only */
+	CHECK(t.max == 32 && t.min == 1);
+	CHECK(t.nr_notes == 1 && !strncmp(t.notes[0], "bounds: ", 8));
+	CHECK(strstr(xk_scope_bounds_why(&t), "the constant sizes the frame of golden_stk"));
+	/* the array is the call's state: each span holds the function, is
+	 * never settled, and says so to the module */
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *sp = &t.spans[i];
+		struct xk_ioc_span d;
+
+		CHECK(sp->call_state && sp->nr_imms == 0);
+		CHECK(sp->fit[0][0] == 1 && sp->fit[0][1] == 0);
+		CHECK(sp->nr_ranges == 1 && sp->ranges[0][0] == 0 &&
+		      sp->ranges[0][1] == sp->func_size && sp->nr_exits >= 1);
+		xk_scope_span_to_ioc(sp, &d);
+		CHECK(d.call_state == 1 && !xk_ioc_span_check(&d));
+		d.ranges[0][0] = sp->start;	/* a safe span from the start: not one */
+		CHECK(xk_ioc_span_check(&d) != NULL);
+	}
 	xk_scope_free(&t);
+	/* buf[N - 1]: a slot of the frame that moves, an element or a
+	 * variable after the array, which no rule tells apart */
 	CHECK(gen(GOLDEN, "G_STKE", &t) == 0);
 	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
+	CHECK(refused_with(&t, NULL, "rsp + 0xf8") >= 1);
 	xk_scope_free(&t);
 	return 0;
 }
@@ -1076,6 +1098,34 @@ static int missing_macro_is_refused(void)
 	return 0;
 }
 
+/*
+ * A literal's or variable's line follows its code= when a kernel update
+ * moved it (the line= a hint): G_VAR found on line 96 from a hint of 60;
+ * without code= the hint is the line, and the text must be on it; code=
+ * that no line holds is named.
+ */
+static int literal_line_follows_its_code(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c;
+
+	CHECK(b);
+	CHECK(xk_constant_resolve(GOLDEN, "G_VAR", &c) == 0 && c.code[0]);
+	c.line = 60;
+	CHECK(xk_build(&kernel, &c, NULL, b) == 0 && c.line == 96);
+	CHECK(xk_constant_resolve(GOLDEN, "G_VAR", &c) == 0);
+	c.code[0] = '\0';
+	c.line = 60;
+	CHECK(xk_build(&kernel, &c, NULL, b) == -ENOENT);
+	CHECK(strstr(xk_last_error(), "'40' is not on xk_golden.c:60"));
+	CHECK(xk_constant_resolve(GOLDEN, "G_VAR", &c) == 0);
+	snprintf(c.code, sizeof(c.code), "golden_var_limit = 41;");
+	CHECK(xk_build(&kernel, &c, NULL, b) == -ENOENT);
+	CHECK(strstr(xk_last_error(), "no line of xk_golden.c holds 'golden_var_limit = 41;'"));
+	free(b);
+	return 0;
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -1083,7 +1133,7 @@ int main(void)
 		T(G_TWICE_spans), T(G_STORE_spans), T(G_RMW_spans), T(G_STACK_spans),
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
 		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans), T(G_IDX_spans), T(G_RTAB_spans),
-		T(G_STK_spans),
+		T(G_STK_spans), T(literal_line_follows_its_code),
 		T(G_FAULT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),

@@ -227,6 +227,32 @@ static int round_trip(void)
 }
 
 /*
+ * A call-state span (a frame the constant sizes) reads back as one, and
+ * one whose safe span is not its whole function is refused, like one the
+ * table says is settleable (xk_ioc_span_check).
+ */
+static int call_state_round_trip(void)
+{
+	struct xk_scope t, r;
+	struct xk_scope_span s;
+
+	sample(&t, &s);
+	s.call_state = true;
+	s.nr_ranges = 1;
+	s.ranges[0][0] = 0;
+	s.ranges[0][1] = s.func_size;
+	CHECK(write_sample_table(&t) == 0);
+	CHECK(xk_scope_read(path, &r) == 0);
+	CHECK(r.nr_spans == 1 && r.spans[0].call_state);
+	xk_scope_free(&r);
+	s.ranges[0][0] = s.start;
+	CHECK(write_sample_table(&t) != 0 || xk_scope_read(path, &r) != 0);
+	CHECK(strstr(xk_last_error(), "call-state span"));
+	unlink(path);
+	return 0;
+}
+
+/*
  * Notes (uses the analysis left out with a reason, no span) follow the
  * spans and read back; text after the spans that is no note, a note
  * longer than a table holds, and more notes than XK_SCOPE_MAX_NOTES are
@@ -624,7 +650,7 @@ UNIT_MAIN("scope",
 	  T(replayed_round_trip), T(mulhu_matches_the_cpu),
 	  T(divu_remu_match_the_cpu),
 	  T(round_trip),
-	  T(notes_round_trip),
+	  T(notes_round_trip), T(call_state_round_trip),
 	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),
 	  T(malformed_tables_are_refused),

@@ -226,6 +226,10 @@ static void print_span(const struct xk_build_result *b, int i,
 		printf("    emulated: probed at +0x%llx, the span's state written "
 		       "there and the span skipped\n", (unsigned long long)s->start);
 	}
+	if (s->call_state)
+		printf("    state of the call: %s's frame is sized by the constant; "
+		       "the value changes only when no thread is in the function "
+		       "(global or per task, never immediate; no policy)\n", s->func);
 	for (int k = 0; k < s->nr_params && !s->nr_points; k++)
 		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
 		       (long long)s->fit[k][1]);
@@ -272,6 +276,8 @@ static void json_span(const struct xk_scope_span *s)
 	json_int(jw, "post_len", s->post_len);
 	if (s->emulate)
 		json_bool(jw, "emulate", true);
+	if (s->call_state)
+		json_bool(jw, "call_state", true);
 	if (s->emulate == XK_EMULATE_REPLAY) {
 		json_begin_array(jw, "replayed");
 		for (int j = 0; j < s->nr_replays; j++)
@@ -369,7 +375,7 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		for (int i = 0; i < t.nr_spans; i++)
 			print_span(b, i, &t.spans[i], a->explain);
 		for (int i = 0; i < t.nr_notes; i++)
-			printf("not a span: %s\n", t.notes[i]);
+			printf("note: %s\n", t.notes[i]);
 		printf("scope table: %s\n", out);
 		if (a->glue)
 			printf("policy glue: %s\n", a->glue);

@@ -225,6 +225,31 @@ static int settle_after(int fd, const struct load_args *a, const char *name,
 	return err ? p_lib_err("settle", err) : 0;
 }
 
+/*
+ * The module refused a loaded constant's value as out of bounds: its
+ * message, with the reason name's table gives for its bounds when it
+ * gives one (a frame the constant sizes: "bounds: ..." note). The
+ * module's message is kept before the table is read (which may set
+ * another error).
+ */
+static int p_bounds_err(const char *name, const struct load_args *a, int err)
+{
+	char msg[XK_ERROR_MAX + 8], path[XK_PATH_MAX + 64];
+	const char *why = "";
+	struct xk_scope t;
+	bool read;
+
+	snprintf(msg, sizeof(msg), "%s", xk_last_error()[0] ? xk_last_error() :
+		 strerror(-err));
+	read = !table_load(name, a->catalog, &t, path, sizeof(path));
+	if (read)
+		why = xk_scope_bounds_why(&t);
+	p_err("set: %s%s%s", msg, why[0] ? ": " : "", why);
+	if (read)
+		xk_scope_free(&t);
+	return XK_EXIT_FAIL;
+}
+
 static int do_set(void *args, int argc, char **argv)
 {
 	struct load_args *a = args;
@@ -254,6 +279,8 @@ static int do_set(void *args, int argc, char **argv)
 		if (!err)
 			return settle_after(fd, a, name, r.old_value, value, &r);
 		close(fd);
+		if (err == -ERANGE)
+			return p_bounds_err(name, a, err);
 		if (err != -ENOENT)
 			return p_lib_err("set", err);
 	}

@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 10
+#define XK_ABI_VERSION 11
 
 /* limits: xk_rules.h */
 
@@ -130,7 +130,16 @@ struct xk_ioc_span {
 	 * previous value put there (a compare-and-exchange).
 	 */
 	__u32 emulate;
-	__u32 pad7;
+	/*
+	 * 1: the span's function keeps state of the call that the value
+	 * shaped (its frame is sized by the constant: an array on the stack
+	 * filled under one bound). Its ranges are the whole function; its
+	 * value never changes at an instant, only globally or per task, and
+	 * goes back to the default that way at unload; no policy drives it;
+	 * a thread at the span's start is inside (it may have run the
+	 * function's earlier part). 0 otherwise; nothing else is valid.
+	 */
+	__u32 call_state;
 };
 
 #define XK_EMULATE_SPAN 1
@@ -189,8 +198,9 @@ struct xk_ioc_set {
 	__u32 size;
 	__u32 mode;		/* in; out: the mode used (a constant with a
 				 * variable never switches per task, one with a
-				 * replayed span never immediately:
-				 * global instead, xk_ioc_span.emulate) */
+				 * replayed or call-state span never
+				 * immediately: global instead,
+				 * xk_ioc_span.emulate, .call_state) */
 	char name[XK_NAME_MAX];
 	__s64 value;
 	__u32 timeout_ms;
@@ -405,8 +415,15 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		;
 	if (i == 0 || i == XK_FUNC_MAX)
 		return "no function name, or one without its end";
+	if (d->call_state > 1 || (d->call_state && d->emulate == XK_EMULATE_DATA))
+		return "malformed call state";
 	if (d->emulate == XK_EMULATE_DATA)
 		return xk_ioc_data_check(d);
+	/* state of the call: held from the function's entry to its return */
+	if (d->call_state && (d->nr_imms || d->nr_ranges != 1 || d->ranges[0][0] ||
+			      d->ranges[0][1] != d->func_size))
+		return "a call-state span's safe span is not its whole function, "
+		       "or it is settleable";
 	/* a replayed span's locations are its replays' (one at least) */
 	why = xk_rule_check_offsets(d->func_size, d->start, d->probe,
 				    d->expect_len,
