@@ -903,6 +903,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			xk_const_destroy(c);
 			return err;
 		}
+		/* out: the mode used (replayed, call state: never immediate) */
+		req->mode = c->last_mode;
 	}
 	/* the probes of a first transition, registered before it is asked */
 	if (!c->policy[0])

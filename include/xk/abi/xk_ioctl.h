@@ -179,7 +179,7 @@ struct xk_ioc_load {
 	char name[XK_NAME_MAX];
 	__s64 def, min, max;
 	__s64 value;		/* the value to take effect */
-	__u32 mode;		/* enum xk_mode */
+	__u32 mode;		/* enum xk_mode; out: the mode used (as set) */
 	__u32 timeout_ms;	/* global mode: give up after this (0: 1000,
 				 * at most XK_MAX_TIMEOUT_MS) */
 	__u64 spans;		/* user pointer to nr_spans struct xk_ioc_span */
