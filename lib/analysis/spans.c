@@ -508,6 +508,17 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 			/* more than the value (registers aside) */
 			changed |= differs_beyond_value(&c->base.insn[i],
 							&c->var[v].insn[j]);
+			/* ... or another address besides the value (cmp $N,
+			 * sym+off(%rip) with off moved too) */
+			if (c->base.insn[i].has_reloc || c->var[v].insn[j].has_reloc) {
+				char why[200];
+
+				if (!gen_same_relocs(c->fb, &c->base.insn[i], c->var[v].sym,
+						     &c->var[v].insn[j], why, sizeof(why))) {
+					pr_debug("%s: build %d: %s\n", c->fb->name, v, why);
+					relocated = true;
+				}
+			}
 		}
 		c->seed[i] = matched && moved && !relocated && !changed;
 		c->other[i] = !c->seed[i] && (!matched || moved || relocated || changed);
