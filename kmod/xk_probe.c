@@ -290,8 +290,10 @@ int xk_rewrite_handler(struct kprobe *p, struct pt_regs *regs)
 	/* per-task transition: a thread that was inside keeps the old value */
 	if (unlikely(READ_ONCE(c->per_task)))
 		n = per_task_value(c, n);
-	/* a write faulted once: the compiled-in value, for every span */
-	if (n == c->def || READ_ONCE(c->faulted))
+	/* a write faulted once: the compiled-in value, for every span but
+	 * one of call state, which keeps the value of the call it is in
+	 * (the module puts the default back globally, at unload) */
+	if (n == c->def || (READ_ONCE(c->faulted) && !s->desc.call_state))
 		return 0;
 	/* the writes precomputed for this value: no program to run */
 	f = rcu_dereference_sched(s->fast);
@@ -440,6 +442,7 @@ int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs)
 	struct xk_const *c = s->owner;
 	s64 n;
 	bool replay = s->desc.emulate == XK_EMULATE_REPLAY;
+	bool keep = replay || s->desc.call_state;
 
 	exits_at(c, s->start_addr, regs);
 	xk_entry_handler(&s->entry, regs);
@@ -448,8 +451,8 @@ int xk_emulate_handler(struct kprobe *p, struct pt_regs *regs)
 		n = per_task_value(c, n);
 	/* a replayed span keeps replaying a disarmed constant's value: the
 	 * thread may have run its other regions with it (the module puts the
-	 * default back globally, at unload) */
-	if (n == c->def || (READ_ONCE(c->faulted) && !replay))
+	 * default back globally, at unload); a call-state span the same way */
+	if (n == c->def || (READ_ONCE(c->faulted) && !keep))
 		return 0;
 	/* the bytes skipped are still those the rules allowed (a text patch
 	 * since, another tool's probe or optimized jump inside: disarmed; a

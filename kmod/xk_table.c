@@ -813,6 +813,15 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			err = -EINVAL;
 			goto err_destroy;
 		}
+		/* a frame the constant sizes holds the default's array, no
+		 * larger one: the module holds the table to it */
+		if (s->desc.call_state && c->max > c->def) {
+			xk_error(req->error, "span %d: malformed: a call-state span "
+				 "(a frame the constant sizes) with an upper bound "
+				 "%lld above the default %lld", i, c->max, c->def);
+			err = -EINVAL;
+			goto err_destroy;
+		}
 		/* not armed yet: no handler reads it */
 		s->nr_points = s->desc.nr_points;
 	}

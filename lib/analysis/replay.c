@@ -114,6 +114,20 @@ static const char *unfollowable(const struct xk_obj *o, const struct xk_sym *f,
 		return "the function has exception-table entries";
 	if (gen_init_code(f))
 		return "the function is boot-time code (freed after boot)";
+	return gen_unfollowable_branch(f, code, buf, size);
+}
+
+/*
+ * The branches of unfollowable(): a jump-label site out of the function,
+ * an indirect jump, a relocated branch to anything but a function's start
+ * or an external symbol (a .cold part: the thread comes back), a
+ * conditional jump into another function. Also used by the call-state
+ * form (spans.c: whole_function), whose safe span must be the whole call.
+ */
+const char *gen_unfollowable_branch(const struct xk_sym *f,
+				    const struct xk_func_code *code, char *buf,
+				    size_t size)
+{
 	for (size_t i = 0; i < code->nr; i++) {
 		const struct xk_insn *in = &code->insn[i];
 		const struct xk_rela *r = insn_rela(f, in);

@@ -2171,6 +2171,41 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 }
 
 /*
+ * Why a function's whole code cannot be one safe span that a thread
+ * leaves only at its returns and tail calls, or NULL: a branch that
+ * leaves it otherwise (a .cold part the thread comes back from, an
+ * indirect jump, a conditional tail call: gen_unfollowable_branch, or a
+ * relocated jcc), a fault whose fixup lies outside it, an exit kprobes
+ * refuses (a static call's jmp __SCT__), more exits than a table holds.
+ * exits: the offsets of its returns and tail calls, *nr of them.
+ */
+static const char *whole_call_exits(const struct func_ctx *c, uint64_t *exits,
+				    int *nr, char *buf, size_t size)
+{
+	const char *why = gen_unfollowable_branch(c->fb, &c->base, buf, size);
+
+	*nr = 0;
+	for (size_t i = 0; i < c->base.nr && !why; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+		bool leaves = in->is_ret ||
+			      (in->is_branch && !in->is_cond && in->target >= 0 &&
+			       (uint64_t)in->target >= c->fb->sym.st_size);
+
+		if (in->is_cond && in->has_reloc && !in->alt_site)
+			why = "a conditional jump out of it";
+		else if (in->fixup == XK_FIXUP_ELSEWHERE)
+			why = "an instruction whose fault resumes outside it";
+		else if (leaves && in->unprobeable)
+			why = "an exit that kprobes refuses (a static call)";
+		else if (leaves && *nr == df_limits.exits)
+			why = "more exits than a table may hold";
+		else if (leaves)
+			exits[(*nr)++] = in->off;
+	}
+	return why;
+}
+
+/*
  * The spans of a function whose frame the constant sizes (frame_pair set
  * differences aside) hold state of the call: the array is filled under
  * one value and bounded by it (kfree_skb_add_bulk's `skb_count == N`). A
@@ -2181,39 +2216,29 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
  * returns and tail calls, its value changes only when no thread is in
  * the function (the module never changes it at an instant, returns to
  * the default at unload the same way and lets no policy drive it), and
- * it is never settled. An indirect jump that is no tail call (a jump
- * table) could stay in the function without telling where, and too many
- * exits cannot be held: either refuses the span.
+ * it is never settled. A function that cannot be one such span
+ * (whole_call_exits) refuses its spans; one with no supported span of
+ * its own (its uses in a callee) gets a refused one: nothing would hold
+ * a value for the whole call. Runs at the end of analyse_function.
  */
-static void whole_function(const struct func_ctx *c, struct xk_scope *t, int first)
+static int whole_function(const struct func_ctx *c, struct xk_scope *t, int first)
 {
+	uint64_t exits[XK_MAX_EXITS];
+	char buf[320];
+	struct xk_scope_span *sp;
+	int nr = 0, held = 0, any = 0, err;
+	const char *why = whole_call_exits(c, exits, &nr, buf, sizeof(buf));
+
 	for (int k = first; k < t->nr_spans; k++) {
-		struct xk_scope_span *sp = &t->spans[k];
-		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
-							   sp->func;
-		const char *why = NULL;
-		int nr = 0;
+		const char *name;
 
-		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->cls == XK_SPAN_DATA ||
-		    strcmp(name, c->fb->name))
+		sp = &t->spans[k];
+		name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 : sp->func;
+		if (strcmp(name, c->fb->name))
 			continue;
-		for (size_t i = 0; i < c->base.nr && !why; i++) {
-			const struct xk_insn *in = &c->base.insn[i];
-			bool leaves = in->is_ret ||
-				      (in->is_branch && !in->is_cond && in->has_reloc) ||
-				      (in->is_branch && !in->is_cond && in->target >= 0 &&
-				       (uint64_t)in->target >= c->fb->sym.st_size);
-
-			if (in->is_branch && !in->is_cond && in->target < 0 &&
-			    !in->has_reloc)
-				why = "an indirect jump (a jump table?) that may stay in it";
-			if (!leaves)
-				continue;
-			if (nr == df_limits.exits)
-				why = "more exits than a table may hold";
-			else
-				sp->exits[nr++] = in->off;
-		}
+		any++;
+		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->cls == XK_SPAN_DATA)
+			continue;
 		if (why) {
 			span_refuse(sp, "%s's frame is sized by the constant, so its "
 				    "safe span is the whole function, which has %s",
@@ -2222,13 +2247,23 @@ static void whole_function(const struct func_ctx *c, struct xk_scope *t, int fir
 		}
 		sp->call_state = true;
 		sp->nr_imms = 0;	/* never settled: no text poke mid-call */
+		memcpy(sp->exits, exits, sizeof(exits[0]) * (size_t)nr);
 		sp->nr_exits = nr;
 		sp->nr_ranges = 1;
 		sp->ranges[0][0] = 0;
 		sp->ranges[0][1] = sp->func_size;
 		sp->escapes |= XK_ESCAPE_STORE | XK_ESCAPE_CALL | XK_ESCAPE_RET;
 		sp->slice_len = (uint32_t)c->base.nr;
+		held++;
 	}
+	if (any || why)
+		return 0;
+	err = gen_add_span(t, c->in, c->fb, &sp);
+	if (!err)
+		span_refuse(sp, "%s's frame is sized by the constant, but no span of "
+			    "its own carries the value (a callee's do): nothing would "
+			    "keep one value for the whole call", c->fb->name);
+	return err;
 }
 
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
@@ -2343,7 +2378,7 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 out:
 	/* every path's spans: seeds, regions, emulated, by shape */
 	if (!err && c.frame_moved)
-		whole_function(&c, t, first_span);
+		err = whole_function(&c, t, first_span);
 	free_ctx(&c);
 	return err;
 }

@@ -182,6 +182,23 @@ static int check_complete(const struct xk_scope *t,
 	 * then never true) can carry it past the end too. Refused, --partial
 	 * or not.
 	 */
+	/* a function that holds state of the call runs each call under one
+	 * value: a refused use in it would keep the compiled-in one in the
+	 * same call as the others' new value */
+	for (int i = 0; i < t->nr_spans && value != t->def; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+
+		if (s->cls != XK_SPAN_UNSUPPORTED)
+			continue;
+		for (int k = 0; k < t->nr_spans; k++)
+			if (t->spans[k].call_state && !strcmp(t->spans[k].func, s->func))
+				return xk_err(-ENOTSUP, "%s: %s holds state of the call "
+					      "(a frame the constant sizes) and its use "
+					      "at +%#llx cannot be retuned (%.120s): one "
+					      "call would run with two values; refused, "
+					      "--partial or not", t->constant, s->func,
+					      (unsigned long long)s->start, s->why);
+	}
 	if (sized && value != t->def)
 		return xk_err(-ENOTSUP, "%s: %s keeps its compiled size (%.120s): "
 			      "the code would run past it with another value, "
