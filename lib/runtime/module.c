@@ -174,14 +174,6 @@ static int check_complete(const struct xk_scope *t,
 				 "%s%s+%#llx (%.100s)", nr > 1 ? "; " : "", s->func,
 				 (unsigned long long)s->start, s->why);
 	}
-	/*
-	 * A static object sized by the constant keeps its compiled size
-	 * whatever is accepted. Above the compiled-in value the code would
-	 * run past it; below, state already there (a cache holding more
-	 * entries than the new size, napi_skb_cache_put's `count == N`
-	 * then never true) can carry it past the end too. Refused, --partial
-	 * or not.
-	 */
 	/* a function that holds state of the call runs each call under one
 	 * value: a refused use in it would keep the compiled-in one in the
 	 * same call as the others' new value */
@@ -199,6 +191,14 @@ static int check_complete(const struct xk_scope *t,
 					      "--partial or not", t->constant, s->func,
 					      (unsigned long long)s->start, s->why);
 	}
+	/*
+	 * A static object sized by the constant keeps its compiled size
+	 * whatever is accepted. Above the compiled-in value the code would
+	 * run past it; below, state already there (a cache holding more
+	 * entries than the new size, napi_skb_cache_put's `count == N`
+	 * then never true) can carry it past the end too. Refused, --partial
+	 * or not.
+	 */
 	if (sized && value != t->def)
 		return xk_err(-ENOTSUP, "%s: %s keeps its compiled size (%.120s): "
 			      "the code would run past it with another value, "
