@@ -53,7 +53,7 @@ $XK set TCP_INIT_CWND=40 || fail "set TCP_INIT_CWND=40"
 expect_eq "initial window retuned again" "$(cwnd)" 40
 # 11's build schedules a replayed function's code another way (on
 # 6.12.117 tcp_init_transfer's region around the jiffies load, on .118
-# mptcp_sk_clone_init's first the prologue), which the module cannot
+# mptcp_sk_clone_init's, found first), which the module cannot
 # replay: refused naming the span and its form, the value in force kept
 out=$($XK set TCP_INIT_CWND=11 2>&1) && fail "TCP_INIT_CWND=11 set: its build does not replay"
 echo "$out" | grep -q "TCP_INIT_CWND = 11 cannot be retuned: span [0-9]* ([a-z_0-9.]*+0x[0-9a-f]*, replayed form)" ||
