@@ -188,6 +188,9 @@ int xk_scope_nr_supported(const struct xk_scope *t);
 /* Why the table's bounds are narrower than the catalog's (a note that
  * starts "bounds: ", that prefix left out), or "". */
 const char *xk_scope_bounds_why(const struct xk_scope *t);
+/* 0 when value is within t's bounds; else -ERANGE, the error naming the
+ * bounds and the table's reason for them (xk_scope_bounds_why). */
+int xk_scope_check_value(const struct xk_scope *t, long long value);
 const char *xk_span_class_name(enum xk_span_class c);
 /*
  * Whether spans of the table nest (xk_rule_spans_nest of xk_rules.h, the

@@ -665,13 +665,9 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 	int err = 0;
 
 	*added = 0;
-	if (value < t->min || value > t->max) {
-		const char *why = xk_scope_bounds_why(t);
-
-		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]%s%s",
-			      t->constant, value, (long long)t->min,
-			      (long long)t->max, why[0] ? ": " : "", why);
-	}
+	err = xk_scope_check_value(t, value);
+	if (err)
+		return err;
 	/* the objects of the per-value spans without the point: only they */
 	only.objects[0] = '\0';
 	for (int i = 0; i < t->nr_spans; i++) {

@@ -488,28 +488,9 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 				c->frame_moved = true;
 				continue;
 			}
-			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm)) {
-				char why[200];
-
-				/* the same text, another address: a change no
-				 * immediate carries */
-				if ((c->base.insn[i].has_reloc ||
-				     c->var[v].insn[j].has_reloc) &&
-				    !gen_same_relocs(c->fb, &c->base.insn[i],
-						     c->var[v].sym,
-						     &c->var[v].insn[j], why,
-						     sizeof(why)))
-					relocated = true;
-				continue;
-			}
-			if (insn_value(&c->base.insn[i], &vb) &&
-			    insn_value(&c->var[v].insn[j], &vv) && vb != vv)
-				moved = true;
-			/* more than the value (registers aside) */
-			changed |= differs_beyond_value(&c->base.insn[i],
-							&c->var[v].insn[j]);
-			/* ... or another address besides the value (cmp $N,
-			 * sym+off(%rip) with off moved too) */
+			/* another address, with the same text (&table[N]) or
+			 * besides the value (cmp $N, sym+off(%rip), off moved
+			 * too): a change no immediate carries */
 			if (c->base.insn[i].has_reloc || c->var[v].insn[j].has_reloc) {
 				char why[200];
 
@@ -519,6 +500,14 @@ static int find_seeds(struct func_ctx *c, bool *other_diff, ssize_t *first_other
 					relocated = true;
 				}
 			}
+			if (!strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm))
+				continue;
+			if (insn_value(&c->base.insn[i], &vb) &&
+			    insn_value(&c->var[v].insn[j], &vv) && vb != vv)
+				moved = true;
+			/* more than the value (registers aside) */
+			changed |= differs_beyond_value(&c->base.insn[i],
+							&c->var[v].insn[j]);
 		}
 		c->seed[i] = matched && moved && !relocated && !changed;
 		c->other[i] = !c->seed[i] && (!matched || moved || relocated || changed);
@@ -2226,15 +2215,12 @@ static int whole_function(const struct func_ctx *c, struct xk_scope *t, int firs
 	uint64_t exits[XK_MAX_EXITS];
 	char buf[320];
 	struct xk_scope_span *sp;
-	int nr = 0, held = 0, any = 0, err;
+	int nr = 0, any = 0, err;
 	const char *why = whole_call_exits(c, exits, &nr, buf, sizeof(buf));
 
 	for (int k = first; k < t->nr_spans; k++) {
-		const char *name;
-
 		sp = &t->spans[k];
-		name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 : sp->func;
-		if (strcmp(name, c->fb->name))
+		if (!span_of(sp, c->in->object, c->fb))
 			continue;
 		any++;
 		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->cls == XK_SPAN_DATA)
@@ -2254,7 +2240,6 @@ static int whole_function(const struct func_ctx *c, struct xk_scope *t, int firs
 		sp->ranges[0][1] = sp->func_size;
 		sp->escapes |= XK_ESCAPE_STORE | XK_ESCAPE_CALL | XK_ESCAPE_RET;
 		sp->slice_len = (uint32_t)c->base.nr;
-		held++;
 	}
 	if (any || why)
 		return 0;

@@ -78,16 +78,16 @@ int gen_data_uses(const struct gen_input *in, const struct xk_obj *base,
 bool gen_same_relocs(const struct xk_sym *fa, const struct xk_insn *a,
 		     const struct xk_sym *fb, const struct xk_insn *b,
 		     char *why, size_t size);
-/*
- * The parameters of the table's per-value spans in this object at
- * in->variant[0].value, from the build in->variant[0].path: rows[i] for
- * span i. -ENOTSUP naming the span when that build cannot give them.
- */
 /* A branch of f that leaves it but for a return or a tail call (a .cold
  * part, an indirect or conditional jump out), or NULL (replay.c). */
 const char *gen_unfollowable_branch(const struct xk_sym *f,
 				    const struct xk_func_code *code, char *buf,
 				    size_t size);
+/*
+ * The parameters of the table's per-value spans in this object at
+ * in->variant[0].value, from the build in->variant[0].path: rows[i] for
+ * span i. -ENOTSUP naming the span when that build cannot give them.
+ */
 int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 		     __s64 (*rows)[XK_MAX_PARAMS]);
 

@@ -272,14 +272,8 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 		return xk_err(-EINVAL, "invalid xk_rt_load_opts");
 	if (policy)
 		value = t->def;
-	if (value < t->min || value > t->max) {
-		const char *why = xk_scope_bounds_why(t);
-
-		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]%s%s",
-			      t->constant, value, (long long)t->min,
-			      (long long)t->max, why[0] ? ": " : "", why);
-	}
-	err = check_complete(t, sized, value, OPTS_GET(opts, partial, false));
+	err = xk_scope_check_value(t, value) ?:
+	      check_complete(t, sized, value, OPTS_GET(opts, partial, false));
 	if (err)
 		return err;
 	spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*spans));

@@ -910,6 +910,17 @@ const char *xk_scope_bounds_why(const struct xk_scope *t)
 	return "";
 }
 
+int xk_scope_check_value(const struct xk_scope *t, long long value)
+{
+	const char *why = xk_scope_bounds_why(t);
+
+	if (value >= t->min && value <= t->max)
+		return 0;
+	return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]%s%s",
+		      t->constant, value, (long long)t->min, (long long)t->max,
+		      why[0] ? ": " : "", why);
+}
+
 void xk_scope_free(struct xk_scope *t)
 {
 	for (int i = 0; t->spans && i < t->nr_spans; i++)
