@@ -44,7 +44,7 @@ prepare_tables() {
 		 BBR_PACING_MARGIN_PERCENT PCP_BATCH_DIVISOR KYBER_ASYNC_PERCENT \
 		 MAX_LAGGING_PERIODS FQ_DEFAULT_INITIAL_QUANTUM_MTUS SK_MEMORY_PCPU_RESERVE \
 		 RR_TIMESLICE TCP_INIT_CWND CAPACITY_GREATER_MARGIN MEMCG_CHARGE_BATCH \
-		 IO_REQ_ALLOC_BATCH; do
+		 IO_REQ_ALLOC_BATCH LOAD_FREQ; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	# the per-value test's value, built here (the guest takes it from the

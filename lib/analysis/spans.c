@@ -2160,6 +2160,132 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 }
 
 /*
+ * How instruction in touches general register gpr: *reads when an operand,
+ * an address or an implicit read uses it, *writes when it writes it (any
+ * width: a partial write keeps part of the old value, which counts too).
+ */
+static void touches_gpr(const struct xk_insn *in, int gpr, bool *reads,
+			bool *writes)
+{
+	*reads = *writes = false;
+	for (int o = 0; o < in->x86.op_count; o++) {
+		const cs_x86_op *op = &in->x86.operands[o];
+
+		if (op->type == X86_OP_MEM)
+			*reads |= xk_gpr(op->mem.base, NULL, NULL) == gpr ||
+				  xk_gpr(op->mem.index, NULL, NULL) == gpr;
+		else if (op->type == X86_OP_REG && xk_gpr(op->reg, NULL, NULL) == gpr) {
+			*reads |= !!(op->access & CS_AC_READ);
+			*writes |= !!(op->access & CS_AC_WRITE);
+		}
+	}
+	for (int r = 0; r < in->nr_read; r++)
+		*reads |= xk_gpr(in->regs_read[r], NULL, NULL) == gpr;
+	for (int r = 0; r < in->nr_write; r++)
+		*writes |= xk_gpr(in->regs_write[r], NULL, NULL) == gpr;
+	if (in->is_call)	/* arguments read, caller-saved clobbered */
+		*reads = *writes = true;
+}
+
+/* Whether baseline instruction i loads the kernel's tick count (`mov
+ * jiffies(%rip), %reg`, 64 bits) into general register gpr. */
+static bool loads_jiffies(const struct func_ctx *c, size_t i, int gpr)
+{
+	const struct xk_insn *in = &c->base.insn[i];
+	const cs_x86 *x = &in->x86;
+	uint64_t at = c->fb->sym.st_value + in->off;
+	const struct xk_rela *r;
+	int width;
+
+	if (in->id != X86_INS_MOV || x->op_count != 2 ||
+	    x->operands[0].type != X86_OP_REG || x->operands[1].type != X86_OP_MEM ||
+	    x->operands[1].mem.base != X86_REG_RIP ||
+	    xk_gpr(x->operands[0].reg, &width, NULL) != gpr || width != 64)
+		return false;
+	r = xk_rela_in(c->fb->sec, at, at + in->len);
+	return r && r->sym && r->sym->name &&
+	       (!strcmp(r->sym->name, "jiffies") || !strcmp(r->sym->name, "jiffies_64"));
+}
+
+/*
+ * Boot-time code in which the constant only armed deadlines: each use is
+ * `add $N, %reg` on the tick count just loaded in its block (`mov
+ * jiffies(%rip), %reg`), whose sum goes to memory by the next instruction
+ * that reads the register and is dead after it, flags unread: sched_init()
+ * sets `calc_load_update` and each runqueue's to jiffies + LOAD_FREQ.
+ * Such a value is an instant, armed once, as a timer armed before a retune
+ * is: it keeps its compiled-in expiry, and what the kernel does at or after
+ * it (re-arming it from the constant: calc_global_load) is code the
+ * constant's other spans cover. A store of any other value (a setting or
+ * a size the boot code computed, WQ_MAX_ACTIVE's argument) or any other
+ * change in the function, and it is refused as boot-time code. why: the
+ * note, naming the uses.
+ */
+static bool boot_deadline_only(const struct func_ctx *c, char *why, size_t size)
+{
+	int n = 0, len;
+
+	len = snprintf(why, size, "%s %s (boot-time code, %s): the constant only "
+		       "armed deadlines once (jiffies + N, stored), kept as a timer "
+		       "armed before a retune is, at", c->in->object, c->fb->name,
+		       c->fb->sec->name);
+	for (size_t i = 0; i < c->base.nr; i++) {
+		const struct xk_insn *in = &c->base.insn[i];
+		const cs_x86 *x = &in->x86;
+		ssize_t def = -1, store = -1;
+		bool reads, writes;
+		int gpr, width;
+
+		if (c->other[i])
+			return false;
+		if (!c->seed[i])
+			continue;
+		if (in->id != X86_INS_ADD || x->op_count != 2 ||
+		    x->operands[0].type != X86_OP_REG ||
+		    x->operands[1].type != X86_OP_IMM)
+			return false;
+		gpr = xk_gpr(x->operands[0].reg, &width, NULL);
+		if (gpr < 0 || width != 64 || df_flags_live(&c->base, i + 1))
+			return false;
+		/* its input: the tick count, loaded in this block */
+		for (size_t k = i; k > 0 && !c->leader[k] && def < 0; k--) {
+			touches_gpr(&c->base.insn[k - 1], gpr, &reads, &writes);
+			if (writes)
+				def = (ssize_t)k - 1;
+		}
+		if (def < 0 || !loads_jiffies(c, (size_t)def, gpr))
+			return false;
+		/* its output: stored, in this block, then dead */
+		for (size_t k = i + 1; k < c->base.nr && store < 0; k++) {
+			const struct xk_insn *s = &c->base.insn[k];
+			const cs_x86 *sx = &s->x86;
+
+			if (c->leader[k])
+				return false;
+			touches_gpr(s, gpr, &reads, &writes);
+			if (!reads && !writes)
+				continue;
+			if (s->id != X86_INS_MOV || sx->op_count != 2 ||
+			    sx->operands[0].type != X86_OP_MEM ||
+			    sx->operands[1].type != X86_OP_REG ||
+			    sx->operands[1].reg != x->operands[0].reg ||
+			    xk_gpr(sx->operands[0].mem.base, NULL, NULL) == gpr ||
+			    xk_gpr(sx->operands[0].mem.index, NULL, NULL) == gpr ||
+			    xk_gpr(sx->operands[0].mem.base, NULL, NULL) == XK_RSP)
+				return false;
+			store = (ssize_t)k;
+		}
+		if (store < 0 || df_reg_read(&c->base, (size_t)store + 1, gpr))
+			return false;
+		if (len > 0 && (size_t)len < size)
+			len += snprintf(why + len, size - len, "%s +0x%llx", n ? "," : "",
+					(unsigned long long)in->off);
+		n++;
+	}
+	return n > 0 && len > 0 && (size_t)len < size;
+}
+
+/*
  * Why a function's whole code cannot be one safe span that a thread
  * leaves only at its returns and tail calls, or NULL: a branch that
  * leaves it otherwise (a .cold part the thread comes back from, an
@@ -2287,7 +2413,8 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		struct xk_scope_span *sp;
 		char why[sizeof(t->notes[0])];
 
-		if (!in->by_shape && boot_log_only(&c, why, sizeof(why))) {
+		if (!in->by_shape && (boot_log_only(&c, why, sizeof(why)) ||
+				      boot_deadline_only(&c, why, sizeof(why)))) {
 			err = gen_add_note(t, why);
 			goto out;
 		}

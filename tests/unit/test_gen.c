@@ -809,6 +809,37 @@ static int boot_message_only_is_a_note(void)
 }
 
 /*
+ * Boot-time code in which the constant only armed deadlines: sched_init()
+ * sets calc_load_update and each runqueue's to jiffies + LOAD_FREQ
+ * (`mov jiffies(%rip), %rax; add $0x4e3, %rax; mov %rax, ...`), instants
+ * that calc_global_load re-arms with the constant (its spans). A note,
+ * not a span. Golden: G_BOOTDL (module init arms golden_deadline, "boot"
+ * re-arms it) is a note; G_BOOTST (init stores another variable + N, a
+ * setting nothing recomputes) stays refused.
+ */
+static int boot_deadline_is_a_note(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(STOCK, "LOAD_FREQ", &t) == 0);
+	CHECK(t.nr_spans >= 5 && xk_scope_nr_supported(&t) == t.nr_spans);
+	CHECK(t.nr_notes == 1);
+	CHECK(strstr(t.notes[0], "sched_init (boot-time code, .init.text)"));
+	CHECK(strstr(t.notes[0], "armed deadlines once (jiffies + N, stored)"));
+	CHECK(strstr(t.notes[0], "at +0x1a0, +0x3e8"));
+	xk_scope_free(&t);
+	CHECK(gen(GOLDEN, "G_BOOTDL", &t) == 0);
+	CHECK(t.nr_spans == 1 && xk_scope_nr_supported(&t) == 1);
+	CHECK(t.nr_notes >= 1 && strstr(t.notes[0], "golden_init (boot-time code"));
+	xk_scope_free(&t);
+	CHECK(gen(GOLDEN, "G_BOOTST", &t) == 0);
+	CHECK(t.nr_notes == 0 && xk_scope_nr_supported(&t) == 0);
+	CHECK(refused_with(&t, NULL, "golden_init is boot-time code") == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * A replay whose first merge holds a region that cannot be a span:
  * TCP_TSQ_MIN_SKBS (2 * skb->truesize, `add %esi, %esi`, in
  * tcp_small_queue_check) is rescheduled by the build with N=1 up to the
@@ -1130,7 +1161,7 @@ static int literal_line_follows_its_code(void)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct unit_test tests[] = {
 		T(G_LT_spans), T(G_LE_spans), T(G_FOLD_spans), T(G_SCALE_spans),
@@ -1155,6 +1186,7 @@ int main(void)
 		T(bbr_margin_is_emulated),
 		T(memcg_batch_exits_at_emulated_start),
 		T(boot_message_only_is_a_note),
+		T(boot_deadline_is_a_note),
 		T(tsq_replays_without_the_jump_label_region),
 		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),
@@ -1166,5 +1198,5 @@ int main(void)
 
 	if (find_kernel())
 		return 1;
-	return unit_main("gen", tests, sizeof(tests) / sizeof(tests[0]));
+	return unit_main("gen", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

@@ -212,7 +212,7 @@ static int no_glue_for_a_variable(void)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct unit_test tests[] = {
 		T(glue_register_sbb), T(glue_flags), T(glue_inverse),
@@ -223,5 +223,5 @@ int main(void)
 
 	if (find_kernel())
 		return 1;
-	return unit_main("glue", tests, sizeof(tests) / sizeof(tests[0]));
+	return unit_main("glue", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

@@ -217,7 +217,7 @@ static int the_module_is_in_livepatch_form(void)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct unit_test tests[] = {
 		T(the_span_functions_are_the_changed_ones),
@@ -232,7 +232,7 @@ int main(void)
 		printf("Bail out! %s\n", xk_last_error());
 		return 1;
 	}
-	err = unit_main("klp", tests, sizeof(tests) / sizeof(tests[0]));
+	err = unit_main("klp", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 	klp_vmlinux_free(&vm);
 	return err;
 }

@@ -6,7 +6,9 @@
 #ifndef XK_UNIT_H
 #define XK_UNIT_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CHECK(cond)                                                        \
@@ -23,28 +25,48 @@ struct unit_test {
 	int (*fn)(void);
 };
 
+/* Runs the tests named on the command line (every test when none is),
+ * as TAP. */
 static inline int unit_main(const char *suite, const struct unit_test *t,
-			    int n)
+			    int n, int argc, char **argv)
 {
-	int failed = 0;
+	int failed = 0, nr = 0, k = 0;
+	bool *run = calloc((size_t)n, sizeof(bool));
 
-	printf("TAP version 13\n1..%d\n", n);
+	if (!run)
+		return 1;
 	for (int i = 0; i < n; i++) {
-		int r = t[i].fn();
+		run[i] = argc < 2;
+		for (int a = 1; a < argc; a++)
+			run[i] |= !strcmp(argv[a], t[i].name);
+		nr += run[i];
+	}
+	if (!nr) {
+		fprintf(stderr, "%s: no test of that name\n", suite);
+		free(run);
+		return 2;
+	}
+	printf("TAP version 13\n1..%d\n", nr);
+	for (int i = 0; i < n; i++) {
+		int r;
 
-		printf("%sok %d - %s: %s\n", r ? "not " : "", i + 1, suite,
+		if (!run[i])
+			continue;
+		r = t[i].fn();
+		printf("%sok %d - %s: %s\n", r ? "not " : "", ++k, suite,
 		       t[i].name);
 		failed += !!r;
 	}
+	free(run);
 	return failed ? 1 : 0;
 }
 
 #define UNIT_MAIN(suite, ...)                                               \
-	int main(void)                                                      \
+	int main(int argc, char **argv)                                     \
 	{                                                                   \
 		static const struct unit_test tests[] = { __VA_ARGS__ };    \
 		return unit_main(suite, tests,                              \
-				 sizeof(tests) / sizeof(tests[0]));          \
+				 sizeof(tests) / sizeof(tests[0]), argc, argv); \
 	}
 #define T(fn) { #fn, fn }
 
