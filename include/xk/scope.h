@@ -71,6 +71,13 @@ struct xk_scope_replay {
  * so the runtime refuses every other value, even with --partial.
  */
 #define XK_WHY_SIZED "data: the size of "
+/*
+ * The same for a use whose value sizes a heap object (an allocator's
+ * argument, lib/analysis/dataflow.c): objects allocated under one value
+ * would be used under another, so any other value is refused too. Found
+ * anywhere in a reason (a later form's refusal is appended to the first).
+ */
+#define XK_WHY_HEAP "sizes a heap object: "
 
 struct xk_scope_span {
 	char object[128];	/* e.g. block/blk-mq.o */

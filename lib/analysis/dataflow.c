@@ -365,6 +365,40 @@ static bool taint_step(const struct xk_insn *in, struct taint *t,
 	return src;
 }
 
+/*
+ * The allocator a call (or tail call) calls, by its relocation's symbol, or
+ * NULL: kmalloc and kvmalloc in every form (the _noprof entry points the
+ * inline wrappers call), vmalloc, krealloc, kmem_cache_create, page and
+ * per-CPU allocations. Pools' element counts (mempool) are no size.
+ */
+static const char *allocator_called(const struct xk_func_code *code,
+				    const struct xk_insn *in)
+{
+	static const char *const stems[] = {
+		"__kmalloc", "kmalloc", "__kvmalloc", "kvmalloc", "kvrealloc",
+		"krealloc", "kcalloc", "kvcalloc", "kzalloc", "kvzalloc",
+		"__vmalloc", "vmalloc", "vzalloc", "kmem_cache_create",
+		"__kmem_cache_create", "alloc_pages", "__alloc_pages",
+		"folio_alloc", "__folio_alloc", "__get_free_pages",
+		"get_zeroed_page", "__alloc_percpu", "devm_kmalloc",
+	};
+	const struct xk_sym *f = code->sym;
+	uint64_t at;
+	const struct xk_rela *r;
+
+	if (!f || !f->sec || in->len != 5 ||
+	    (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))	/* call, tail call */
+		return NULL;
+	at = f->sym.st_value + in->off;
+	r = xk_rela_in(f->sec, at + 1, at + 5);
+	if (!r || !r->sym || !r->sym->name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++)
+		if (!strncmp(r->sym->name, stems[i], strlen(stems[i])))
+			return r->sym->name;
+	return NULL;
+}
+
 int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		     struct xk_scope_span *sp, size_t probe_idx)
 {
@@ -430,6 +464,25 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 			span_refuse(sp, "+0x%lx %s: a fault there resumes outside "
 					"the function (exception table), with derived "
 					"data live", (unsigned long)in->off, in->text);
+			err = -ENOTSUP;
+			goto out;
+		}
+		/*
+		 * Derived data in an allocator's arguments sizes a heap object:
+		 * objects allocated before a retune (swapon's per-CPU slot
+		 * arrays, kvcalloc(SWAP_SLOTS_CACHE_SIZE)) would be filled by
+		 * code running the new value, and objects allocated under it
+		 * by code running the compiled-in one after unload. Nothing
+		 * here follows the object, so the use is refused, and the
+		 * runtime refuses any value but the default, --partial or not.
+		 */
+		if ((in->is_call || (in->is_ret && in->is_branch)) &&
+		    (t.regs & 0x3c6u) && allocator_called(code, in)) {
+			span_refuse(sp, "+0x%lx %s: the value " XK_WHY_HEAP "an "
+					"argument of %s: what was allocated under one "
+					"value would be used under another",
+				    (unsigned long)in->off, in->text,
+				    allocator_called(code, in));
 			err = -ENOTSUP;
 			goto out;
 		}

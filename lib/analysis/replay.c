@@ -669,6 +669,46 @@ static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
 	return 0;
 }
 
+/*
+ * -ENOTSUP with why when what replayed span s writes reaches an
+ * allocator's argument (df_slice_forward's heap check, XK_WHY_HEAP): the
+ * registers any of its replays writes, followed from its resume point as
+ * a span of the first form's would be. The slice is only that check: the
+ * safe span stays the whole function.
+ */
+static int sizes_no_heap_object(const struct xk_func_code *B,
+				const struct xk_sym *fb,
+				const struct xk_scope_span *s, char *why, size_t size)
+{
+	struct xk_scope_span *tmp = calloc(1, sizeof(*tmp));
+	ssize_t probe = xk_code_index(B, s->probe);
+	int err = 0;
+
+	if (!tmp)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	/* one location at a time: the slice of a union is the union of
+	 * the slices (taint only joins) */
+	for (int j = 0; j < s->nr_replays && !err && probe >= 0; j++) {
+		for (int l = 0; l < s->replays[j].nr_locs && !err; l++) {
+			const struct xk_scope_loc *loc = &s->replays[j].locs[l];
+
+			if (loc->kind == XK_LOC_MEM)
+				continue;
+			memset(tmp, 0, sizeof(*tmp));
+			memcpy(tmp->func, s->func, sizeof(tmp->func));
+			tmp->locs[0] = *loc;
+			tmp->nr_locs = 1;
+			err = df_slice_forward(B, fb->sym.st_size, tmp, (size_t)probe);
+			if (err == -ENOTSUP && strstr(tmp->why, XK_WHY_HEAP))
+				xk_strlcpy(why, tmp->why, size);
+			else if (err == -ENOTSUP)
+				err = 0;	/* a limit of the slice: no finding */
+		}
+	}
+	free(tmp);
+	return err;
+}
+
 /* Whether some branch of B lands on instruction i. */
 static bool branch_target_of(const struct xk_func_code *B, size_t i)
 {
@@ -987,6 +1027,8 @@ merge:
 				err = -ENOTSUP;
 			}
 		}
+		if (!err)
+			err = sizes_no_heap_object(&B, fb, s, why, sizeof(why));
 	}
 	if (err == -ENOTSUP) {
 		for (int i = first; i < t->nr_spans; i++)

@@ -140,13 +140,14 @@ static bool loaded_as_code(const struct xk_scope_span *s)
 	return s->cls != XK_SPAN_UNSUPPORTED && s->emulate != XK_EMULATE_DATA;
 }
 
-/* A refused use of t that is a static object sized by the constant (its
+/* A refused use of t that sizes an object, static or on the heap (its
  * compiled size stays: check_complete), or NULL. */
 static const struct xk_scope_span *sized_by(const struct xk_scope *t)
 {
 	for (int i = 0; i < t->nr_spans; i++)
 		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
-		    !strncmp(t->spans[i].why, XK_WHY_SIZED, strlen(XK_WHY_SIZED)))
+		    (!strncmp(t->spans[i].why, XK_WHY_SIZED, strlen(XK_WHY_SIZED)) ||
+		     strstr(t->spans[i].why, XK_WHY_HEAP)))
 			return &t->spans[i];
 	return NULL;
 }
@@ -193,11 +194,13 @@ static int check_complete(const struct xk_scope *t,
 	}
 	/*
 	 * A static object sized by the constant keeps its compiled size
-	 * whatever is accepted. Above the compiled-in value the code would
-	 * run past it; below, state already there (a cache holding more
-	 * entries than the new size, napi_skb_cache_put's `count == N`
-	 * then never true) can carry it past the end too. Refused, --partial
-	 * or not.
+	 * whatever is accepted, and so does a heap object allocated before
+	 * the change (one allocated during it has the new size, which the
+	 * compiled-in value would overrun after unload). Above the
+	 * compiled-in value the code would run past it; below, state
+	 * already there (a cache holding more entries than the new size,
+	 * napi_skb_cache_put's `count == N` then never true) can carry it
+	 * past the end too. Refused, --partial or not.
 	 */
 	if (sized && value != t->def)
 		return xk_err(-ENOTSUP, "%s: %s keeps its compiled size (%.120s): "

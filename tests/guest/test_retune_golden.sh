@@ -173,6 +173,16 @@ out=$($XK set G_SIZE=4 2>&1) && fail "G_SIZE=4 set while loaded"
 echo "$out" | grep -q "bounds \[8, 8\]" || fail "G_SIZE=4 while loaded: $out"
 $XK unload G_SIZE || fail "unload G_SIZE"
 expect_field 5 size 40
+# a heap object the constant sizes: objects allocated under one value
+# would be used under another; any other value refused, --partial or not
+out=$($XK set G_HEAP=8 2>&1) && fail "G_HEAP set without --partial"
+echo "$out" | grep -q "golden_heap_alloc" || fail "G_HEAP refusal: $out"
+for v in 8 32; do
+	out=$($XK set --partial G_HEAP=$v 2>&1) && fail "G_HEAP=$v set: it sizes a heap object"
+	echo "$out" | grep -q "golden_heap_alloc keeps its compiled size.*sizes a heap object" ||
+		fail "G_HEAP=$v: $out"
+done
+[ "$(probes_left)" = 0 ] || fail "a refused set of G_HEAP left probes"
 [ "$(probes_left)" = 0 ] || fail "probes left after unload"
 
 # a module whose variable is retuned is held: it goes only after unload

@@ -840,6 +840,31 @@ static int boot_deadline_is_a_note(void)
 }
 
 /*
+ * A value that sizes a heap object: golden_heap_alloc's kvcalloc(G_HEAP, 8)
+ * is a tail call of __kvmalloc_node_noprof with 8*N, refused (objects
+ * allocated under one value would be indexed under another), while
+ * golden_heap_put's bound is a span. SWAP_SLOTS_CACHE_SIZE's per-CPU slot
+ * arrays (alloc_swap_slot_cache: two kvcalloc's, replayed regions) are
+ * refused the same way: get_swap_pages would fill an array allocated for
+ * 64 with up to the new value.
+ */
+static int heap_size_is_refused(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(GOLDEN, "G_HEAP", &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 1);
+	CHECK(refused_with(&t, "golden_heap_alloc", XK_WHY_HEAP
+			   "an argument of __kvmalloc_node_noprof") == 1);
+	xk_scope_free(&t);
+	CHECK(gen(STOCK, "SWAP_SLOTS_CACHE_SIZE", &t) == 0);
+	CHECK(refused_with(&t, "alloc_swap_slot_cache", XK_WHY_HEAP) == 2);
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans - 2);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * A replay whose first merge holds a region that cannot be a span:
  * TCP_TSQ_MIN_SKBS (2 * skb->truesize, `add %esi, %esi`, in
  * tcp_small_queue_check) is rescheduled by the build with N=1 up to the
@@ -1187,6 +1212,7 @@ int main(int argc, char **argv)
 		T(memcg_batch_exits_at_emulated_start),
 		T(boot_message_only_is_a_note),
 		T(boot_deadline_is_a_note),
+		T(heap_size_is_refused),
 		T(tsq_replays_without_the_jump_label_region),
 		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),
