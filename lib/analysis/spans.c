@@ -2377,6 +2377,41 @@ static int whole_function(const struct func_ctx *c, struct xk_scope *t, int firs
 	return err;
 }
 
+/*
+ * Boot-time code is refused before its spans are analysed; but a value it
+ * passed to an allocator sized a heap object that lives on (bio_integrity_
+ * init's kmem_cache_create: BIO_INLINE_VECS's slab), which the runtime must
+ * know to refuse every other value (XK_WHY_HEAP). So each seed is analysed
+ * as a span of its own, and the first such finding is put in why ("" when
+ * none); the spans are dropped.
+ */
+static int boot_heap_use(struct func_ctx *c, struct xk_scope *t, char *why,
+			 size_t size)
+{
+	int first = t->nr_spans, err = 0;
+
+	why[0] = '\0';
+	for (size_t i = 0; i < c->base.nr && !err && !why[0]; i++) {
+		struct xk_scope_span *sp;
+		const char *heap;
+
+		if (!c->seed[i])
+			continue;
+		err = gen_add_span(t, c->in, c->fb, &sp) ?:
+		      analyse_span(c, i, i, false, sp);
+		heap = !err && sp->cls == XK_SPAN_UNSUPPORTED ?
+		       strstr(sp->why, XK_WHY_HEAP) : NULL;
+		if (heap)
+			snprintf(why, size, "; +0x%llx: its value %.*s",
+				 (unsigned long long)c->base.insn[i].off,
+				 (int)strcspn(heap, ";"), heap);
+	}
+	for (int k = first; k < t->nr_spans; k++)
+		free(t->spans[k].replays);
+	t->nr_spans = first;
+	return err;
+}
+
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
 			    const struct xk_sym *fb, struct xk_scope *t)
 {
@@ -2418,11 +2453,12 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 			err = gen_add_note(t, why);
 			goto out;
 		}
-		err = gen_add_span(t, in, fb, &sp);
+		err = boot_heap_use(&c, t, why, sizeof(why)) ?:
+		      gen_add_span(t, in, fb, &sp);
 		if (!err)
 			span_refuse(sp, "%s is boot-time code (%s, freed after boot): "
-				    "what it computed keeps the compiled-in value",
-				    fb->name, fb->sec->name);
+				    "what it computed keeps the compiled-in value%s",
+				    fb->name, fb->sec->name, why);
 		goto out;
 	}
 	if (!nr_seeds) {

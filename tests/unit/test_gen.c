@@ -846,7 +846,8 @@ static int boot_deadline_is_a_note(void)
  * golden_heap_put's bound is a span. SWAP_SLOTS_CACHE_SIZE's per-CPU slot
  * arrays (alloc_swap_slot_cache: two kvcalloc's, replayed regions) are
  * refused the same way: get_swap_pages would fill an array allocated for
- * 64 with up to the new value.
+ * 64 with up to the new value. Boot-time code that sized a slab is named
+ * so too (BIO_INLINE_VECS).
  */
 static int heap_size_is_refused(void)
 {
@@ -860,6 +861,13 @@ static int heap_size_is_refused(void)
 	CHECK(gen(STOCK, "SWAP_SLOTS_CACHE_SIZE", &t) == 0);
 	CHECK(refused_with(&t, "alloc_swap_slot_cache", XK_WHY_HEAP) == 2);
 	CHECK(xk_scope_nr_supported(&t) == t.nr_spans - 2);
+	xk_scope_free(&t);
+	/* boot-time code too: bio_integrity_init's slab of BIO_INLINE_VECS
+	 * inline vectors (kmem_cache_create) lives on */
+	CHECK(gen(STOCK, "BIO_INLINE_VECS", &t) == 0);
+	CHECK(refused_with(&t, "bio_integrity_init", "boot-time code") == 1);
+	CHECK(refused_with(&t, "bio_integrity_init", XK_WHY_HEAP
+			   "an argument of __kmem_cache_create_args") == 1);
 	xk_scope_free(&t);
 	return 0;
 }
