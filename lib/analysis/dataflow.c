@@ -366,25 +366,44 @@ static bool taint_step(const struct xk_insn *in, struct taint *t,
 }
 
 /*
- * The allocator a call (or tail call) calls, by its relocation's symbol, or
- * NULL: kmalloc and kvmalloc in every form (the _noprof entry points the
- * inline wrappers call), vmalloc, krealloc, kmem_cache_create, page and
- * per-CPU allocations. Pools' element counts (mempool) are no size.
+ * The allocator a call (or tail call) calls, by its relocation's symbol,
+ * and the register of its size argument (*size_reg), or NULL: kmalloc and
+ * kvmalloc in every form (the _noprof entry points the inline wrappers
+ * call), vmalloc, krealloc, kmem_cache_create, page (an order) and per-CPU
+ * allocations. Only the size counts: derived data left in another argument
+ * register is no argument of these. Pools' element counts (mempool) are
+ * no size.
  */
 static const char *allocator_called(const struct xk_func_code *code,
-				    const struct xk_insn *in)
+				    const struct xk_insn *in, int *size_reg)
 {
-	static const char *const stems[] = {
-		"__kmalloc", "kmalloc", "__kvmalloc", "kvmalloc", "kvrealloc",
-		"krealloc", "kcalloc", "kvcalloc", "kzalloc", "kvzalloc",
-		"__vmalloc", "vmalloc", "vzalloc", "kmem_cache_create",
-		"__kmem_cache_create", "alloc_pages", "__alloc_pages",
-		"folio_alloc", "__folio_alloc", "__get_free_pages",
-		"get_zeroed_page", "__alloc_percpu", "devm_kmalloc",
+	static const struct {
+		const char *name;	/* without the _noprof suffix */
+		int size_reg;
+	} allocators[] = {
+		{ "__kmalloc", XK_RDI }, { "__kmalloc_node", XK_RDI },
+		{ "__kmalloc_cache", XK_RDX }, { "__kmalloc_cache_node", XK_RCX },
+		{ "__kmalloc_large", XK_RDI }, { "__kmalloc_large_node", XK_RDI },
+		{ "__kmalloc_node_track_caller", XK_RDI },
+		{ "kmalloc_trace", XK_RDX }, { "kmalloc_node_trace", XK_RCX },
+		{ "kmalloc_large", XK_RDI }, { "kmalloc_large_node", XK_RDI },
+		{ "__kvmalloc_node", XK_RDI }, { "kvmalloc_node", XK_RDI },
+		{ "kvrealloc", XK_RSI }, { "krealloc", XK_RSI },
+		{ "__vmalloc", XK_RDI }, { "vmalloc", XK_RDI }, { "vzalloc", XK_RDI },
+		{ "__vmalloc_node", XK_RDI }, { "vmalloc_node", XK_RDI },
+		{ "vzalloc_node", XK_RDI }, { "vmalloc_user", XK_RDI },
+		{ "__kmem_cache_create_args", XK_RSI }, { "__kmem_cache_create", XK_RSI },
+		{ "kmem_cache_create", XK_RSI }, { "kmem_cache_create_usercopy", XK_RSI },
+		{ "alloc_pages", XK_RSI }, { "__alloc_pages", XK_RSI },
+		{ "alloc_pages_mpol", XK_RSI }, { "folio_alloc", XK_RSI },
+		{ "__folio_alloc", XK_RSI }, { "__get_free_pages", XK_RSI },
+		{ "__alloc_percpu", XK_RDI }, { "__alloc_percpu_gfp", XK_RDI },
+		{ "devm_kmalloc", XK_RSI },
 	};
 	const struct xk_sym *f = code->sym;
-	uint64_t at;
 	const struct xk_rela *r;
+	uint64_t at;
+	size_t len;
 
 	if (!f || !f->sec || in->len != 5 ||
 	    (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))	/* call, tail call */
@@ -393,9 +412,16 @@ static const char *allocator_called(const struct xk_func_code *code,
 	r = xk_rela_in(f->sec, at + 1, at + 5);
 	if (!r || !r->sym || !r->sym->name)
 		return NULL;
-	for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++)
-		if (!strncmp(r->sym->name, stems[i], strlen(stems[i])))
+	len = strlen(r->sym->name);
+	if (len > 7 && !strcmp(r->sym->name + len - 7, "_noprof"))
+		len -= 7;
+	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++) {
+		if (strlen(allocators[i].name) == len &&
+		    !strncmp(r->sym->name, allocators[i].name, len)) {
+			*size_reg = allocators[i].size_reg;
 			return r->sym->name;
+		}
+	}
 	return NULL;
 }
 
@@ -438,7 +464,8 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		struct taint t = in_state[i];
 		const struct xk_insn *in = &code->insn[i];
 		size_t succ[DF_MAX_SUCC];
-		int ns = 0;
+		const char *allocator;
+		int ns = 0, size_reg;
 
 		queued[i] = false;
 		if (!t.regs && !t.nr_slots)
@@ -477,12 +504,12 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		 * runtime refuses any value but the default, --partial or not.
 		 */
 		if ((in->is_call || (in->is_ret && in->is_branch)) &&
-		    (t.regs & 0x3c6u) && allocator_called(code, in)) {
-			span_refuse(sp, "+0x%lx %s: the value " XK_WHY_HEAP "an "
-					"argument of %s: what was allocated under one "
-					"value would be used under another",
-				    (unsigned long)in->off, in->text,
-				    allocator_called(code, in));
+		    (allocator = allocator_called(code, in, &size_reg)) &&
+		    (t.regs & (1u << size_reg))) {
+			span_refuse(sp, "+0x%lx %s: the value " XK_WHY_HEAP "the "
+					"size argument of %s: what was allocated under "
+					"one value would be used under another",
+				    (unsigned long)in->off, in->text, allocator);
 			err = -ENOTSUP;
 			goto out;
 		}

@@ -856,7 +856,7 @@ static int heap_size_is_refused(void)
 	CHECK(gen(GOLDEN, "G_HEAP", &t) == 0);
 	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 1);
 	CHECK(refused_with(&t, "golden_heap_alloc", XK_WHY_HEAP
-			   "an argument of __kvmalloc_node_noprof") == 1);
+			   "the size argument of __kvmalloc_node_noprof") == 1);
 	xk_scope_free(&t);
 	CHECK(gen(STOCK, "SWAP_SLOTS_CACHE_SIZE", &t) == 0);
 	CHECK(refused_with(&t, "alloc_swap_slot_cache", XK_WHY_HEAP) == 2);
@@ -867,7 +867,7 @@ static int heap_size_is_refused(void)
 	CHECK(gen(STOCK, "BIO_INLINE_VECS", &t) == 0);
 	CHECK(refused_with(&t, "bio_integrity_init", "boot-time code") == 1);
 	CHECK(refused_with(&t, "bio_integrity_init", XK_WHY_HEAP
-			   "an argument of __kmem_cache_create_args") == 1);
+			   "the size argument of __kmem_cache_create_args") == 1);
 	xk_scope_free(&t);
 	return 0;
 }
