@@ -2112,6 +2112,15 @@ static bool only_logs(const struct func_ctx *c, size_t from, size_t to)
 	return !c->target[to - 1] || to - 1 == from;
 }
 
+/* Appends the n-th use's offset to a note being built (why, *len bytes
+ * so far, or negative once it did not fit): " +0x10", ", +0x20". */
+static void note_offset(char *why, size_t size, int *len, int n, uint64_t off)
+{
+	if (*len > 0 && (size_t)*len < size)
+		*len += snprintf(why + *len, size - *len, "%s +0x%llx", n ? "," : "",
+				 (unsigned long long)off);
+}
+
 /*
  * Boot-time code in which the constant only decided whether a message
  * went to the kernel log: each use is `cmp $N, x` and a jcc, one side of
@@ -2151,10 +2160,7 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 		    df_flags_live(&c->base, i + 2) || df_flags_live(&c->base, t) ||
 		    df_reg_read(&c->base, t, XK_RAX))
 			return false;
-		if (len > 0 && (size_t)len < size)
-			len += snprintf(why + len, size - len, "%s +0x%llx", n ? "," : "",
-					(unsigned long long)cmp->off);
-		n++;
+		note_offset(why, size, &len, n++, cmp->off);
 	}
 	return n > 0 && len > 0 && (size_t)len < size;
 }
@@ -2277,10 +2283,7 @@ static bool boot_deadline_only(const struct func_ctx *c, char *why, size_t size)
 		}
 		if (store < 0 || df_reg_read(&c->base, (size_t)store + 1, gpr))
 			return false;
-		if (len > 0 && (size_t)len < size)
-			len += snprintf(why + len, size - len, "%s +0x%llx", n ? "," : "",
-					(unsigned long long)in->off);
-		n++;
+		note_offset(why, size, &len, n++, in->off);
 	}
 	return n > 0 && len > 0 && (size_t)len < size;
 }
