@@ -59,15 +59,25 @@ static int function_spans(const struct xk_scope *t, int i)
 }
 
 /* Appends what a later analysis (what) found to the first refusal among
- * the n spans of one function. */
+ * the n spans of one function; puts it first instead when it is that the
+ * value sizes a heap object (XK_WHY_HEAP), which the runtime looks for
+ * and a long reason must not cut off. */
 static void note_refusal(struct xk_scope_span *sp, int n, const char *what,
 			 const char *why)
 {
 	for (int j = 0; j < n; j++) {
 		size_t len = strlen(sp[j].why);
+		char old[sizeof(sp[j].why)];
 
 		if (sp[j].cls != XK_SPAN_UNSUPPORTED)
 			continue;
+		if (strstr(why, XK_WHY_HEAP) && !strstr(sp[j].why, XK_WHY_HEAP)) {
+			memcpy(old, sp[j].why, sizeof(old));
+			len = (size_t)snprintf(sp[j].why, sizeof(sp[j].why),
+					       "%.64s: %.400s; ", what, why);
+			xk_strlcpy(sp[j].why + len, old, sizeof(sp[j].why) - len);
+			return;
+		}
 		snprintf(sp[j].why + len, sizeof(sp[j].why) - len, "; %s: %s",
 			 what, why);
 		return;
