@@ -44,7 +44,7 @@ prepare_tables() {
 		 BBR_PACING_MARGIN_PERCENT PCP_BATCH_DIVISOR KYBER_ASYNC_PERCENT \
 		 MAX_LAGGING_PERIODS FQ_DEFAULT_INITIAL_QUANTUM_MTUS SK_MEMORY_PCPU_RESERVE \
 		 RR_TIMESLICE TCP_INIT_CWND CAPACITY_GREATER_MARGIN MEMCG_CHARGE_BATCH \
-		 IO_REQ_ALLOC_BATCH LOAD_FREQ; do
+		 IO_REQ_ALLOC_BATCH LOAD_FREQ BFQ_TIMEOUT; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	# the per-value test's value, built here (the guest takes it from the
@@ -62,7 +62,7 @@ prepare_tables() {
 		return 1
 	fi
 	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_RMW G_INLINE G_HOLD G_VAR G_PT G_REC G_DUP \
-		 G_ADDR G_INIT G_BUDGET G_SIZE G_SYSCTL G_RESET G_ALT G_FAULT G_JL G_IDX G_HEAP; do
+		 G_ADDR G_INIT G_BUDGET G_SIZE G_SYSCTL G_RESET G_ALT G_FAULT G_JL G_IDX G_HEAP G_RO G_ROA; do
 		build/xk -q gen --catalog tests/fixtures/golden/golden.conf "$c" \
 			>/dev/null || return 1
 	done

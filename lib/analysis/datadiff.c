@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "dataflow.h"
+#include "identity.h"
 #include "spans.h"
 
 /* Sections whose contents are metadata about code, not data it reads. */
@@ -562,6 +563,217 @@ static int code_writes(const struct xk_obj *o, const struct xk_sym *y,
 }
 
 /*
+ * The function of src whose text holds byte off of section sec, or NULL.
+ */
+static const struct xk_sym *function_at(const struct xk_obj *src,
+					const struct xk_sec *sec, uint64_t off)
+{
+	for (size_t i = 0; i < src->nr_syms; i++) {
+		const struct xk_sym *f = &src->syms[i];
+
+		if (f->is_func && f->sec == sec && off >= f->sym.st_value &&
+		    off - f->sym.st_value < f->sym.st_size)
+			return f;
+	}
+	return NULL;
+}
+
+/*
+ * Whether relocation r at byte at of function f loads the w-byte field at
+ * off of variable v into a register: `mov v+off(%rip), %reg` (or its
+ * zero- or sign-extending form), the relocation being its displacement.
+ * *insn: the instruction's offset in f; else why says what it does.
+ */
+static bool loads_field(const struct xk_sym *f, const struct xk_rela *r,
+			const struct xk_sym *v, uint64_t off, uint32_t w,
+			uint64_t *insn, char *why, size_t size)
+{
+	struct xk_func_code code;
+	uint64_t at = r->offset - f->sym.st_value;
+	bool ok = false;
+
+	snprintf(why, size, "data: %s+0x%lx refers to %s other than by a load "
+		 "of the field into a register", f->name, (unsigned long)at,
+		 v->name);
+	if (xk_disasm_func(f, &code))
+		return false;
+	for (size_t i = 0; i < code.nr; i++) {
+		const struct xk_insn *in = &code.insn[i];
+		const cs_x86_op *dst = &in->x86.operands[0];
+		const cs_x86_op *src = &in->x86.operands[1];
+		int64_t field;
+
+		if (at < in->off || at >= in->off + in->len)
+			continue;
+		*insn = in->off;
+		snprintf(why, size, "data: %s+0x%lx %.60s refers to %s other than "
+			 "by a load of the field into a register", f->name,
+			 (unsigned long)in->off, in->text, v->name);
+		if ((in->id != X86_INS_MOV && in->id != X86_INS_MOVZX &&
+		     in->id != X86_INS_MOVSX && in->id != X86_INS_MOVSXD) ||
+		    in->x86.op_count != 2 || dst->type != X86_OP_REG ||
+		    src->type != X86_OP_MEM || src->mem.base != X86_REG_RIP ||
+		    src->mem.index != X86_REG_INVALID ||
+		    at != in->off + in->x86.encoding.disp_offset ||
+		    (r->type != R_X86_64_PC32 && r->type != R_X86_64_PLT32))
+			break;
+		/* the place read: S + A - P is rel32, the address is the
+		 * instruction's end plus rel32 */
+		field = r->addend + (int64_t)(in->len - in->x86.encoding.disp_offset);
+		if (r->sym != v)
+			field += (int64_t)r->sym->sym.st_value - (int64_t)v->sym.st_value;
+		if (field != (int64_t)off || src->size != w) {
+			snprintf(why, size, "data: %s+0x%lx %.60s reads %u bytes at "
+				 "%s+%lld, the setting is %u bytes at +%llu",
+				 f->name, (unsigned long)in->off, in->text,
+				 src->size, v->name, (long long)field, w,
+				 (unsigned long long)off);
+			break;
+		}
+		ok = true;
+		break;
+	}
+	xk_func_code_free(&code);
+	return ok;
+}
+
+/*
+ * A read-only variable the constant initialises, in one field of a*N + b
+ * (data_span): its bytes are never written (the kernel maps them
+ * read-only); each instruction that loads the field becomes a span whose
+ * parameter is the loaded value (gen_reader_span). The readers are found
+ * in the code that holds them all: the shipped module (its relocations
+ * name every reference to the variable: none may be a pointer to it, and
+ * the variable must not be exported to other modules), or the baseline
+ * object for a static variable of vmlinux. A global variable of vmlinux is
+ * refused: any object may read it. 1 with the spans added (each supported
+ * or refused), 0 with why, or -errno.
+ */
+static int reader_spans(const struct gen_input *in, const struct xk_obj *base,
+			const struct xk_sym *y, uint64_t off, uint32_t w,
+			int64_t a, int64_t b, struct xk_scope *t, char *why,
+			size_t size)
+{
+	struct xk_obj ko;
+	const struct xk_obj *src = base;
+	const struct xk_sym *v = y;
+	const char *object = in->object;
+	int64_t fit[2] = { a, b };
+	char path[XK_PATH_MAX], note[sizeof(t->notes[0])];
+	bool opened = false;
+	int err = 0, nr = 0, got = 1;
+
+	if (in->ko && in->ko[0] && in->kernel) {
+		char exported[XK_FUNC_MAX];
+
+		err = xk_shipped_module(in->kernel, in->ko, path, sizeof(path)) ?:
+		      xk_obj_open(&ko, path);
+		if (err)
+			return err;
+		opened = true;
+		src = &ko;
+		object = in->ko;
+		v = NULL;
+		xk_snprintf(exported, sizeof(exported), "__ksymtab_%s", y->name);
+		for (size_t i = 0; i < ko.nr_syms; i++) {
+			const struct xk_sym *z = &ko.syms[i];
+
+			if (!strcmp(z->name, exported)) {
+				snprintf(why, size, "data: %s holds a value that "
+					 "depends on the constant, in %s, and %s "
+					 "exports it: other modules may read it",
+					 y->name, y->sec->name, in->ko);
+				got = 0;
+				goto out;
+			}
+			if (!z->is_func && z->sec && !strcmp(z->name, y->name) &&
+			    z->sym.st_size == y->sym.st_size)
+				v = z;
+		}
+		if (!v) {
+			snprintf(why, size, "data: the shipped %s has no %llu-byte %s",
+				 in->ko, (unsigned long long)y->sym.st_size, y->name);
+			got = 0;
+			goto out;
+		}
+	} else if (GELF_ST_BIND(y->sym.st_info) != STB_LOCAL) {
+		snprintf(why, size, "data: %s holds a value that depends on the "
+			 "constant, in %s, and is a global of vmlinux: the code "
+			 "that reads it may lie in any object", y->name,
+			 y->sec->name);
+		return 0;
+	}
+	for (size_t s = 0; s < src->nr_secs && !err; s++) {
+		const struct xk_sec *sec = &src->secs[s];
+
+		if (!(sec->sh.sh_flags & SHF_ALLOC))
+			continue;	/* debug information: never run */
+		for (size_t k = 0; k < sec->nr_relas && !err; k++) {
+			const struct xk_rela *r = &sec->relas[k];
+			int64_t place;
+			const struct xk_sym *f;
+			uint64_t insn;
+
+			if (!r->sym || (r->sym != v &&
+					(GELF_ST_TYPE(r->sym->sym.st_info) != STT_SECTION ||
+					 r->sym->sec != v->sec)))
+				continue;
+			/* the place named: symbol plus addend, plus for a
+			 * pc-relative field the instruction's tail after it
+			 * (rel32 and at most an imm32) */
+			place = (int64_t)r->sym->sym.st_value + r->addend -
+				(int64_t)v->sym.st_value;
+			if (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32) {
+				if (place + 8 <= 0 || place + 4 >= (int64_t)v->sym.st_size)
+					continue;
+			} else if (place < 0 || place >= (int64_t)v->sym.st_size) {
+				continue;
+			}
+			if (!(sec->sh.sh_flags & SHF_EXECINSTR)) {
+				snprintf(why, size, "data: %s holds a value that "
+					 "depends on the constant, and %s stores "
+					 "its address (a pointer the readers of "
+					 "which cannot be followed)", y->name,
+					 sec->name);
+				got = 0;
+				goto out;
+			}
+			f = function_at(src, sec, r->offset);
+			if (!f || gen_init_code(f)) {
+				snprintf(why, size, "data: %s is read %s",
+					 y->name, f ? "by boot-time code, freed "
+					 "after boot" : "outside any function");
+				got = 0;
+				goto out;
+			}
+			if (!loads_field(f, r, v, off, w, &insn, note, sizeof(note))) {
+				struct xk_scope_span *sp;
+
+				err = gen_add_span(t, in, f, &sp);
+				if (!err) {
+					xk_strlcpy(sp->object, object, sizeof(sp->object));
+					sp->start = r->offset - f->sym.st_value;
+					span_refuse(sp, "%s", note);
+				}
+				continue;
+			}
+			err = gen_reader_span(in, src, f, insn, fit, a * in->def + b,
+					      object, t);
+			nr++;
+		}
+	}
+	if (!err && !nr) {
+		snprintf(note, sizeof(note), "%s: read-only, and no code of %s "
+			 "loads it (every use folded in)", y->name, object);
+		err = gen_add_note(t, note);
+	}
+out:
+	if (opened)
+		xk_obj_close(&ko);
+	return err ?: got;
+}
+
+/*
  * A variable the constant initialises, as a span of class data: one aligned
  * field of 1, 2, 4 or 8 bytes that every build changes, holding a*N + b at
  * every build's N (an exact integer fit) and wide enough for the bounds.
@@ -579,7 +791,12 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 	bool writes;
 	int err;
 
-	if (!(y->sec->sh.sh_flags & SHF_WRITE) || frozen_section(y->sec->name)) {
+	/* read-only data (`const int bfq_timeout = HZ / 8;`) is never
+	 * written: the code that reads it is (reader_spans) */
+	bool read_only = !(y->sec->sh.sh_flags & SHF_WRITE) ||
+			 frozen_section(y->sec->name);
+
+	if (read_only && strncmp(y->sec->name, ".rodata", 7)) {
 		snprintf(why, size, "data: %s holds a value that depends on the "
 			 "constant, in %s, which the kernel does not write after "
 			 "boot", y->name, y->sec->name);
@@ -589,7 +806,7 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 	 * (kmod/xk_data.c, check_candidate) is refused here first: the
 	 * boot CPU's idle task, the first credentials, a module's own record,
 	 * a page of the kernel's tables (xk_rule_kernel_structure) */
-	if (xk_rule_kernel_structure(y->name,
+	if (!read_only && xk_rule_kernel_structure(y->name,
 				     y->sec->sh.sh_addralign >= XK_RULE_PAGE_SIZE &&
 				     !(y->sym.st_value & (XK_RULE_PAGE_SIZE - 1)),
 				     y->sym.st_size)) {
@@ -664,6 +881,8 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 			 (unsigned long long)lo);
 		return 0;
 	}
+	if (read_only)
+		return reader_spans(in, base, y, off, w, a, b, t, why, size);
 	err = code_writes(base, y, off, off + w, why, size, &writes);
 	if (err)
 		return err;

@@ -556,6 +556,8 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		char module[64];
 
 		in.module = module_name(b->module[i], module, sizeof(module));
+		in.ko = b->module[i];
+		in.kernel = k;
 
 		xk_strlcpy(in.base_path, b->base[i], sizeof(in.base_path));
 		for (int v = 0; v < GEN_NR_VARIANTS; v++) {

@@ -234,8 +234,8 @@ out_syms:
  * The shipped module, decompressed once into the cache (the image package
  * ships .ko.xz; a plain or .zst one is taken too).
  */
-static int shipped_module(const struct xk_kernel *k, const char *ko, char *out,
-			  size_t size)
+int xk_shipped_module(const struct xk_kernel *k, const char *ko, char *out,
+		      size_t size)
 {
 	static const struct { const char *ext; const char *tool; } forms[] = {
 		{ ".xz", "xz" }, { ".zst", "zstd" }, { "", NULL },
@@ -283,7 +283,7 @@ int xk_identity_check_module(const struct xk_kernel *k, const char *obj_path,
 	int err, nr_bad = 0;
 
 	*checked = 0;
-	err = shipped_module(k, ko, shipped, sizeof(shipped));
+	err = xk_shipped_module(k, ko, shipped, sizeof(shipped));
 	if (err)
 		return err;
 	err = xk_obj_open(&o, obj_path);

@@ -17,6 +17,8 @@ struct gen_variant {
 struct gen_input {
 	const char *object;		/* e.g. block/blk-mq.o */
 	const char *module;		/* its module (tcp_bbr), or NULL: vmlinux */
+	const char *ko;			/* ... its path (net/ipv4/tcp_bbr.ko) */
+	const struct xk_kernel *kernel;	/* the target (its shipped modules) */
 	char base_path[XK_PATH_MAX];
 	int64_t def;			/* the value the baseline was built with */
 	int64_t min, max;		/* the bounds (a per-value span's points) */
@@ -64,6 +66,9 @@ int replay_function(const struct gen_input *in, const struct xk_obj *obj,
 int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t,
 			    struct xk_scope_replay *out, bool *got);
 /* Appends the spans found in one object to the table. */
+int gen_reader_span(const struct gen_input *in, const struct xk_obj *obj,
+		    const struct xk_sym *f, uint64_t at, const int64_t fit[2],
+		    int64_t y0, const char *object, struct xk_scope *t);
 int gen_object(const struct gen_input *in, struct xk_scope *t);
 /*
  * The uses no instruction byte shows (datadiff.c): a data object whose size

@@ -216,6 +216,25 @@ static struct sx *read_mem(struct sx_state *s, const struct xk_insn *in,
 	return v;
 }
 
+/* The next parameter: the seed of instruction in, y at the default. */
+static struct sx *new_param(struct sx_state *s, const struct xk_insn *in,
+			    int w, int64_t y)
+{
+	struct sx *p;
+
+	if (s->nr_params == XK_MAX_PARAMS)
+		return NULL;
+	p = node(s, SX_PARAM, w, NULL, NULL);
+	if (!p)
+		return NULL;
+	p->param = s->nr_params;
+	s->param_imm[s->nr_params] = y;
+	s->param_off[s->nr_params] = in->off;
+	s->param_width[s->nr_params] = w;
+	s->nr_params++;
+	return p;
+}
+
 static struct sx *read_op(struct sx_state *s, const struct xk_insn *in,
 			  const cs_x86_op *op, bool is_seed)
 {
@@ -225,21 +244,8 @@ static struct sx *read_op(struct sx_state *s, const struct xk_insn *in,
 	case X86_OP_REG:
 		return read_reg(s, op->reg, &w);
 	case X86_OP_IMM:
-		if (is_seed) {
-			struct sx *p;
-
-			if (s->nr_params == XK_MAX_PARAMS)
-				return NULL;
-			p = node(s, SX_PARAM, w, NULL, NULL);
-			if (!p)
-				return NULL;
-			p->param = s->nr_params;
-			s->param_imm[s->nr_params] = op->imm;
-			s->param_off[s->nr_params] = in->off;
-			s->param_width[s->nr_params] = w;
-			s->nr_params++;
-			return p;
-		}
+		if (is_seed && !s->seed_is_load)
+			return new_param(s, in, w, op->imm);
 	{
 		struct sx *c = cnst(s, w, op->imm);
 
@@ -250,6 +256,8 @@ static struct sx *read_op(struct sx_state *s, const struct xk_insn *in,
 		return c;
 	}
 	case X86_OP_MEM:
+		if (is_seed && s->seed_is_load)
+			return new_param(s, in, w, s->seed_load_value);
 		return read_mem(s, in, op, w);
 	default:
 		return NULL;

@@ -290,9 +290,14 @@ static int xk_rt_load_impl(int fd, const struct xk_scope *t, long long value,
 		if (t->spans[i].cls == XK_SPAN_DATA)
 			xk_scope_span_to_ioc(&t->spans[i], &spans[n++]);
 	if (!n) {
+		const struct xk_scope_span *r = t->nr_spans ? &t->spans[0] : NULL;
+
 		free(spans);
-		return xk_err(-ENOTSUP, "%s: the scope table has no supported span",
-			      t->constant);
+		/* every use refused: the first one's reason says why */
+		return xk_err(-ENOTSUP, "%s: the scope table has no supported "
+				       "span%s%s%s%.300s%s", t->constant,
+			      r ? " (" : "", r ? r->func : "", r ? ": " : "",
+			      r ? r->why : "", r ? ")" : "");
 	}
 	if (n > XK_MAX_SPANS) {
 		free(spans);

@@ -840,6 +840,45 @@ static int boot_deadline_is_a_note(void)
 }
 
 /*
+ * Read-only data the constant initialises is never written: each load of
+ * it becomes a span, the loaded register rewritten after the load. Golden:
+ * G_RO's golden_ro (static const volatile: the load stays) read in
+ * golden_ro_read; G_ROA's address is returned, refused by name. Stock:
+ * BFQ_TIMEOUT's `const int bfq_timeout = HZ / 8` is folded into
+ * bfq_init_queue (a span of its own) and loaded by bfq_bfqq_charge_time
+ * of another object of bfq.ko, found through the shipped module's
+ * relocations (`movslq bfq_timeout(%rip), %rdi`).
+ */
+static int read_only_data_readers_are_spans(void)
+{
+	const struct xk_scope_span *sp;
+	struct xk_scope t;
+	int readers = 0;
+
+	CHECK(one_span("G_RO", "golden_ro_read", XK_SPAN_REGISTER, &t, &sp) == 0);
+	CHECK(sp->nr_params == 1 && sp->fit[0][0] == 1 && sp->fit[0][1] == 0);
+	CHECK(sp->nr_imms == 0 && sp->emulate == 0 && sp->expect_mask[0] == 0xff);
+	xk_scope_free(&t);
+	CHECK(gen(GOLDEN, "G_ROA", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) == 0);
+	CHECK(refused_with(&t, "golden_roa_addr", "refers to golden_roa other "
+			   "than by a load of the field") == 1);
+	xk_scope_free(&t);
+	CHECK(gen(STOCK, "BFQ_TIMEOUT", &t) == 0);
+	CHECK(t.nr_spans >= 2 && xk_scope_nr_supported(&t) == t.nr_spans);
+	for (int i = 0; i < t.nr_spans; i++)
+		if (!strcmp(t.spans[i].func, "bfq:bfq_bfqq_charge_time")) {
+			CHECK(!strcmp(t.spans[i].object, "block/bfq.ko"));
+			CHECK(t.spans[i].cls == XK_SPAN_REGISTER &&
+			      t.spans[i].fit[0][0] == 1);
+			readers++;
+		}
+	CHECK(readers == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * A value that sizes a heap object: golden_heap_alloc's kvcalloc(G_HEAP, 8)
  * is a tail call of __kvmalloc_node_noprof with 8*N, refused (objects
  * allocated under one value would be indexed under another), while
@@ -1233,6 +1272,7 @@ int main(int argc, char **argv)
 		T(boot_message_only_is_a_note),
 		T(boot_deadline_is_a_note),
 		T(heap_size_is_refused),
+		T(read_only_data_readers_are_spans),
 		T(tsq_replays_without_the_jump_label_region),
 		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),
