@@ -645,8 +645,8 @@ static const char *policy_refusal(const struct xk_ioc_span *d)
 		       "(emulated form), which policies do not support";
 	if (d->call_state)
 		return "its function keeps state of the call that the value "
-		       "shapes (a frame the constant sizes), which a value "
-		       "chosen per execution could overrun";
+		       "shapes (a frame or heap objects the constant sizes), "
+		       "which a value chosen per execution could overrun";
 	return NULL;
 }
 
@@ -815,7 +815,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		}
 		/* a frame the constant sizes holds the default's array, no
 		 * larger one: the module holds the table to it */
-		if (s->desc.call_state && c->max > c->def) {
+		if (s->desc.call_state == XK_CALL_STATE_FRAME && c->max > c->def) {
 			xk_error(req->error, "span %d: malformed: a call-state span "
 				 "(a frame the constant sizes) with an upper bound "
 				 "%lld above the default %lld", i, c->max, c->def);

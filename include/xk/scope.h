@@ -122,7 +122,7 @@ struct xk_scope_span {
 	 * immediately, back to the default the same way at unload) and no
 	 * policy drives it (struct xk_ioc_span.call_state).
 	 */
-	bool call_state;
+	int call_state;		/* 0, XK_CALL_STATE_FRAME or _HEAP */
 	/*
 	 * Replayed (emulate == XK_EMULATE_REPLAY): what the build with each
 	 * prepared value leaves after [start, probe), as programs of the

@@ -400,26 +400,19 @@ static const char *allocator_called(const struct xk_func_code *code,
 		{ "__alloc_percpu", XK_RDI }, { "__alloc_percpu_gfp", XK_RDI },
 		{ "devm_kmalloc", XK_RSI },
 	};
-	const struct xk_sym *f = code->sym;
-	const struct xk_rela *r;
-	uint64_t at;
+	const char *callee = xk_callee_name(code->sym, in);	/* call, tail call */
 	size_t len;
 
-	if (!f || !f->sec || in->len != 5 ||
-	    (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))	/* call, tail call */
+	if (!callee)
 		return NULL;
-	at = f->sym.st_value + in->off;
-	r = xk_rela_in(f->sec, at + 1, at + 5);
-	if (!r || !r->sym || !r->sym->name)
-		return NULL;
-	len = strlen(r->sym->name);
-	if (len > 7 && !strcmp(r->sym->name + len - 7, "_noprof"))
+	len = strlen(callee);
+	if (len > 7 && !strcmp(callee + len - 7, "_noprof"))
 		len -= 7;
 	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++) {
 		if (strlen(allocators[i].name) == len &&
-		    !strncmp(r->sym->name, allocators[i].name, len)) {
+		    !strncmp(callee, allocators[i].name, len)) {
 			*size_reg = allocators[i].size_reg;
-			return r->sym->name;
+			return callee;
 		}
 	}
 	return NULL;
@@ -503,7 +496,8 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		 * here follows the object, so the use is refused, and the
 		 * runtime refuses any value but the default, --partial or not.
 		 */
-		if ((in->is_call || (in->is_ret && in->is_branch)) &&
+		if (!df_limits.allocations_in_call &&
+		    (in->is_call || (in->is_ret && in->is_branch)) &&
 		    (allocator = allocator_called(code, in, &size_reg)) &&
 		    (t.regs & (1u << size_reg))) {
 			span_refuse(sp, "+0x%lx %s: the value " XK_WHY_HEAP "the "

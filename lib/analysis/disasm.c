@@ -340,3 +340,16 @@ ssize_t xk_code_index(const struct xk_func_code *c, uint64_t off)
 	}
 	return -1;
 }
+
+const char *xk_callee_name(const struct xk_sym *f, const struct xk_insn *in)
+{
+	const struct xk_rela *r;
+	uint64_t at;
+
+	if (!f || !f->sec || in->len != 5 ||
+	    (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))	/* call, jmp */
+		return NULL;
+	at = f->sym.st_value + in->off;
+	r = xk_rela_in(f->sec, at + 1, at + 5);
+	return r && r->sym ? r->sym->name : NULL;
+}

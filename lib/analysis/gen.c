@@ -397,6 +397,80 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
 }
 
 /*
+ * A constant every use of which lies in one function, where it sizes heap
+ * objects (io_ring_ctx_alloc: kvmalloc_array(IO_ALLOC_CACHE_MAX) and
+ * cache->max_cached = IO_ALLOC_CACHE_MAX; skb_page_frag_refill:
+ * alloc_pages(SKB_FRAG_PAGE_ORDER) and pfrag->size). The heap rule
+ * (df_slice_forward) refused the allocation: nothing follows the object,
+ * and code running another value could use it. Here no other code uses
+ * the constant at all, so an object is used under another value only if
+ * the value changed while its allocating call ran, between the size and
+ * what the call records. The function is analysed again with the
+ * allocators' size arguments taken as any call's argument and every span
+ * state of the call (whole_function: the value changes only when no
+ * thread is in the function), and replaces the table's spans when each of
+ * its spans is supported so. Nothing else qualifies: a use in another
+ * function, a variable, a boot-time use (a note), a frame the constant
+ * sizes too. Runs on the finished table.
+ */
+static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant *c,
+			    const struct xk_build_result *b, struct xk_scope *t)
+{
+	const struct xk_scope_span *h = NULL;
+	struct gen_input in = { .def = c->def, .min = c->min, .max = c->max };
+	struct xk_scope redo;
+	char module[64];
+	const char *name;
+	int err, i, obj = -1;
+
+	for (i = 0; i < t->nr_spans && !h; i++)
+		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
+		    strstr(t->spans[i].why, XK_WHY_HEAP))
+			h = &t->spans[i];
+	if (!h || t->nr_notes)
+		return 0;
+	for (i = 0; i < t->nr_spans; i++)
+		if (!same_function(&t->spans[i], h))
+			return 0;
+	for (i = 0; i < b->nr_objects && obj < 0; i++)
+		if (!strcmp(b->object[i], h->object))
+			obj = i;
+	if (obj < 0)
+		return 0;
+	in.object = b->object[obj];
+	in.module = module_name(b->module[obj], module, sizeof(module));
+	in.ko = b->module[obj];
+	in.kernel = k;
+	name = strchr(h->func, ':');
+	in.heap_call = name ? name + 1 : h->func;
+	xk_strlcpy(in.base_path, b->base[obj], sizeof(in.base_path));
+	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
+		in.variant[v].value = b->value[v];
+		xk_strlcpy(in.variant[v].path, b->variant[obj][v],
+			   sizeof(in.variant[v].path));
+	}
+	redo = *t;
+	redo.spans = NULL;
+	redo.nr_spans = 0;
+	df_limits.allocations_in_call = true;
+	err = gen_object(&in, &redo);
+	df_limits.allocations_in_call = false;
+	if (!err && redo.nr_spans &&
+	    xk_scope_nr_supported(&redo) == redo.nr_spans) {
+		for (i = 0; i < redo.nr_spans; i++)
+			if (!redo.spans[i].call_state)
+				break;
+		if (i == redo.nr_spans) {
+			xk_scope_free(t);
+			*t = redo;
+			return 0;
+		}
+	}
+	xk_scope_free(&redo);
+	return err;
+}
+
+/*
  * A table with spans of call state (a frame the constant sizes,
  * spans.c: whole_function): the compiled-in frame holds what a smaller
  * value needs, a larger one would need more stack than the function has.
@@ -414,7 +488,8 @@ static int bound_call_state(struct xk_scope *t, long long def)
 		const struct xk_scope_span *s = &t->spans[i];
 		bool seen = false;
 
-		if (!s->call_state || s->cls == XK_SPAN_UNSUPPORTED)
+		if (s->call_state != XK_CALL_STATE_FRAME ||
+		    s->cls == XK_SPAN_UNSUPPORTED)
 			continue;
 		for (int k = 0; k < i && !seen; k++)
 			seen = t->spans[k].call_state && !strcmp(t->spans[k].func, s->func);
@@ -572,6 +647,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	if (!err)
 		refuse_emulated_overlaps(t);
 	err = err ?: bound_call_state(t, c->def);
+	err = err ?: heap_in_one_call(k, c, b, t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)

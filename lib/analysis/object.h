@@ -144,6 +144,11 @@ ssize_t xk_code_index(const struct xk_func_code *c, uint64_t off);
 /* capstone register -> (GPR index, width in bits, high byte?); -1 if none */
 int xk_gpr(unsigned int cs_reg, int *width, bool *high8);
 
+/*
+ * The name of the function instruction in of f calls or tail-calls
+ * (`call`/`jmp rel32`, its rel32 relocated to the callee), or NULL.
+ */
+const char *xk_callee_name(const struct xk_sym *f, const struct xk_insn *in);
 /* ---- instruction diff (diff.c) ---- */
 
 /* For each instruction of a, the index of its match in b, or -1. */

@@ -2173,13 +2173,9 @@ bool gen_init_code(const struct xk_sym *f)
 static bool calls_printk(const struct func_ctx *c, size_t i)
 {
 	const struct xk_insn *in = &c->base.insn[i];
-	uint64_t at = c->fb->sym.st_value + in->off;
-	const struct xk_rela *r;
+	const char *callee = in->is_call ? xk_callee_name(c->fb, in) : NULL;
 
-	if (!in->is_call || in->len != 5 || in->bytes[0] != 0xe8)
-		return false;
-	r = xk_rela_in(c->fb->sec, at + 1, at + 5);
-	return r && r->sym && r->sym->name && !strcmp(r->sym->name, "_printk");
+	return callee && !strcmp(callee, "_printk");
 }
 
 static bool caller_saved(int gpr)
@@ -2453,6 +2449,9 @@ static int whole_function(const struct func_ctx *c, struct xk_scope *t, int firs
 	struct xk_scope_span *sp;
 	int nr = 0, any = 0, err;
 	const char *why = whole_call_exits(c, exits, &nr, buf, sizeof(buf));
+	const char *cause = c->in->heap_call ?
+			    " sizes heap objects by the constant" :
+			    "'s frame is sized by the constant";
 
 	for (int k = first; k < t->nr_spans; k++) {
 		sp = &t->spans[k];
@@ -2462,12 +2461,12 @@ static int whole_function(const struct func_ctx *c, struct xk_scope *t, int firs
 		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->cls == XK_SPAN_DATA)
 			continue;
 		if (why) {
-			span_refuse(sp, "%s's frame is sized by the constant, so its "
-				    "safe span is the whole function, which has %s",
-				    c->fb->name, why);
+			span_refuse(sp, "%s%s, so its safe span is the whole "
+				    "function, which has %s", c->fb->name, cause, why);
 			continue;
 		}
-		sp->call_state = true;
+		sp->call_state = c->in->heap_call ? XK_CALL_STATE_HEAP :
+						    XK_CALL_STATE_FRAME;
 		sp->nr_imms = 0;	/* never settled: no text poke mid-call */
 		memcpy(sp->exits, exits, sizeof(exits[0]) * (size_t)nr);
 		sp->nr_exits = nr;
@@ -2481,9 +2480,9 @@ static int whole_function(const struct func_ctx *c, struct xk_scope *t, int firs
 		return 0;
 	err = gen_add_span(t, c->in, c->fb, &sp);
 	if (!err)
-		span_refuse(sp, "%s's frame is sized by the constant, but no span of "
-			    "its own carries the value (a callee's do): nothing would "
-			    "keep one value for the whole call", c->fb->name);
+		span_refuse(sp, "%s%s, but no span of its own carries the value "
+			    "(a callee's do): nothing would keep one value for the "
+			    "whole call", c->fb->name, cause);
 	return err;
 }
 
@@ -2635,8 +2634,17 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		err = analyse_regions(&c, t, first_span);
 out:
 	/* every path's spans: seeds, regions, emulated, by shape */
-	if (!err && c.frame_moved)
+	if (!err && in->heap_call && c.frame_moved) {
+		struct xk_scope_span *sp;
+
+		/* the bound a frame needs is lowered by the first analysis */
+		err = gen_add_span(t, in, fb, &sp);
+		if (!err)
+			span_refuse(sp, "%s sizes both heap objects and its frame "
+				    "by the constant", fb->name);
+	} else if (!err && (c.frame_moved || in->heap_call)) {
 		err = whole_function(&c, t, first_span);
+	}
 	free_ctx(&c);
 	return err;
 }
@@ -2677,7 +2685,7 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 			var[v].syms[i].twin = NULL;
 	}
 	/* the uses no instruction byte shows: data, addresses */
-	if (!in->by_shape)
+	if (!in->by_shape && !in->heap_call)
 		err = gen_data_uses(in, &base, var, t);
 	for (size_t i = 0; i < base.nr_syms && !err; i++) {
 		struct xk_sym *f = &base.syms[i];
@@ -2687,6 +2695,8 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 		if (!f->is_func || !strncmp(f->name, "__pfx_", 6))
 			continue;
 		if (in->by_shape && !refused_in(in, f))
+			continue;
+		if (in->heap_call && strcmp(f->name, in->heap_call))
 			continue;
 		for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 			const struct xk_sym *g = f->twin_v[v];

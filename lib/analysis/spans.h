@@ -31,6 +31,12 @@ struct gen_input {
 	 */
 	bool by_shape;
 	const struct xk_scope *redo;
+	/*
+	 * Only this function of the object (its name in the object), its
+	 * allocators' size arguments taken as any call's and every span of
+	 * it state of the call (heap_in_one_call in gen.c); no data uses.
+	 */
+	const char *heap_call;
 };
 
 /* The baseline's function of a span, by its name (less module:) and size,

@@ -186,7 +186,8 @@ static int check_complete(const struct xk_scope *t,
 		for (int k = 0; k < t->nr_spans; k++)
 			if (t->spans[k].call_state && !strcmp(t->spans[k].func, s->func))
 				return xk_err(-ENOTSUP, "%s: %s holds state of the call "
-					      "(a frame the constant sizes) and its use "
+					      "(a frame or heap objects the constant "
+					      "sizes) and its use "
 					      "at +%#llx cannot be retuned (%.120s): one "
 					      "call would run with two values; refused, "
 					      "--partial or not", t->constant, s->func,

@@ -172,7 +172,8 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	else if (s->emulate)
 		fputs("emulate\n", f);
 	if (s->call_state)
-		fputs("call-state\n", f);
+		fputs(s->call_state == XK_CALL_STATE_HEAP ? "call-state heap\n" :
+		      "call-state\n", f);
 	for (int k = 0; k < s->nr_params; k++)
 		fprintf(f, "fit %d %lld %lld\n", k, (long long)s->fit[k][0],
 			(long long)s->fit[k][1]);
@@ -663,7 +664,9 @@ static int parse_span(struct reader *r, struct xk_scope_span *s, int idx)
 		} else if (!strcmp(r->cur, "emulate data")) {
 			s->emulate = XK_EMULATE_DATA;
 		} else if (!strcmp(r->cur, "call-state")) {
-			s->call_state = true;
+			s->call_state = XK_CALL_STATE_FRAME;
+		} else if (!strcmp(r->cur, "call-state heap")) {
+			s->call_state = XK_CALL_STATE_HEAP;
 		} else if (!strncmp(r->cur, "replay ", 7)) {
 			struct xk_scope_replay rp = { .nr_locs = 0 };
 			long long value;

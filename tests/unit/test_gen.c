@@ -840,6 +840,35 @@ static int boot_deadline_is_a_note(void)
 }
 
 /*
+ * Heap objects sized in one call that records the size, the constant used
+ * nowhere else: the allocation is a span after all, and every span of the
+ * function is state of the call (its value changes only when no thread is
+ * inside, so the object and what the call records agree). Golden:
+ * G_HEAPREC (kvcalloc(N) and g->nr = N in golden_vec_init); G_HEAP's
+ * bound in another function keeps it refused. Stock: SKB_FRAG_PAGE_ORDER
+ * (alloc_pages(order) and pfrag->size in skb_page_frag_refill).
+ */
+static int heap_in_one_call_is_call_state(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(GOLDEN, "G_HEAPREC", &t) == 0);
+	CHECK(t.nr_spans >= 2 && xk_scope_nr_supported(&t) == t.nr_spans);
+	for (int i = 0; i < t.nr_spans; i++)
+		CHECK(t.spans[i].call_state &&
+		      !strcmp(t.spans[i].func, "golden_vec_init"));
+	CHECK(t.max == 64);	/* a frame's bound is not lowered */
+	xk_scope_free(&t);
+	CHECK(gen(STOCK, "SKB_FRAG_PAGE_ORDER", &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	for (int i = 0; i < t.nr_spans; i++)
+		CHECK(t.spans[i].call_state &&
+		      !strcmp(t.spans[i].func, "skb_page_frag_refill"));
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * Read-only data the constant initialises is never written: each load of
  * it becomes a span, the loaded register rewritten after the load. Golden:
  * G_RO's golden_ro (static const volatile: the load stays) read in
@@ -1273,6 +1302,7 @@ int main(int argc, char **argv)
 		T(boot_deadline_is_a_note),
 		T(heap_size_is_refused),
 		T(read_only_data_readers_are_spans),
+		T(heap_in_one_call_is_call_state),
 		T(tsq_replays_without_the_jump_label_region),
 		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),

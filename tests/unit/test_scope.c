@@ -227,7 +227,8 @@ static int round_trip(void)
 }
 
 /*
- * A call-state span (a frame the constant sizes) reads back as one, and
+ * A call-state span (a frame the constant sizes, or heap objects its call
+ * allocates) reads back as one of its kind, and
  * one whose safe span is not its whole function is refused, like one the
  * table says is settleable (xk_ioc_span_check).
  */
@@ -237,13 +238,19 @@ static int call_state_round_trip(void)
 	struct xk_scope_span s;
 
 	sample(&t, &s);
-	s.call_state = true;
+	s.call_state = XK_CALL_STATE_FRAME;
 	s.nr_ranges = 1;
 	s.ranges[0][0] = 0;
 	s.ranges[0][1] = s.func_size;
 	CHECK(write_sample_table(&t) == 0);
 	CHECK(xk_scope_read(path, &r) == 0);
-	CHECK(r.nr_spans == 1 && r.spans[0].call_state);
+	CHECK(r.nr_spans == 1 && r.spans[0].call_state == XK_CALL_STATE_FRAME);
+	xk_scope_free(&r);
+	/* heap objects the call allocates and records: its own kind */
+	s.call_state = XK_CALL_STATE_HEAP;
+	CHECK(write_sample_table(&t) == 0);
+	CHECK(xk_scope_read(path, &r) == 0);
+	CHECK(r.nr_spans == 1 && r.spans[0].call_state == XK_CALL_STATE_HEAP);
 	xk_scope_free(&r);
 	s.ranges[0][0] = s.start;
 	CHECK(write_sample_table(&t) != 0 || xk_scope_read(path, &r) != 0);

@@ -227,9 +227,12 @@ static void print_span(const struct xk_build_result *b, int i,
 		       "there and the span skipped\n", (unsigned long long)s->start);
 	}
 	if (s->call_state)
-		printf("    state of the call: %s's frame is sized by the constant; "
-		       "the value changes only when no thread is in the function "
-		       "(global or per task, never immediate; no policy)\n", s->func);
+		printf("    state of the call: %s %s; the value changes only when "
+		       "no thread is in the function (global or per task, never "
+		       "immediate; no policy)\n", s->func,
+		       s->call_state == XK_CALL_STATE_HEAP ?
+		       "allocates heap objects the constant sizes and records "
+		       "their size" : "has a frame the constant sizes");
 	for (int k = 0; k < s->nr_params && !s->nr_points; k++)
 		printf("    fit: P%d = %lld*N %+lld\n", k, (long long)s->fit[k][0],
 		       (long long)s->fit[k][1]);
@@ -278,6 +281,8 @@ static void json_span(const struct xk_scope_span *s)
 		json_bool(jw, "emulate", true);
 	if (s->call_state)
 		json_bool(jw, "call_state", true);
+	if (s->call_state == XK_CALL_STATE_HEAP)
+		json_bool(jw, "call_state_heap", true);
 	if (s->emulate == XK_EMULATE_REPLAY) {
 		json_begin_array(jw, "replayed");
 		for (int j = 0; j < s->nr_replays; j++)

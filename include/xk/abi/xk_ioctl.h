@@ -131,16 +131,23 @@ struct xk_ioc_span {
 	 */
 	__u32 emulate;
 	/*
-	 * 1: the span's function keeps state of the call that the value
-	 * shaped (its frame is sized by the constant: an array on the stack
-	 * filled under one bound). Its ranges are the whole function; its
-	 * value never changes at an instant, only globally or per task, and
-	 * goes back to the default that way at unload; no policy drives it;
-	 * a thread at the span's start is inside (it may have run the
-	 * function's earlier part). 0 otherwise; nothing else is valid.
+	 * XK_CALL_STATE_FRAME: the span's function keeps state of the call
+	 * that the value shaped (its frame is sized by the constant: an
+	 * array on the stack filled under one bound; the constant's upper
+	 * bound is then its default). XK_CALL_STATE_HEAP: the heap objects
+	 * the call allocates are sized by it, and the call records their
+	 * size (no other code uses the constant). Either way its ranges are
+	 * the whole function; its value never changes at an instant, only
+	 * globally or per task, and goes back to the default that way at
+	 * unload; no policy drives it; a thread at the span's start is
+	 * inside (it may have run the function's earlier part). 0 otherwise;
+	 * nothing else is valid.
 	 */
 	__u32 call_state;
 };
+
+#define XK_CALL_STATE_FRAME 1
+#define XK_CALL_STATE_HEAP 2
 
 #define XK_EMULATE_SPAN 1
 #define XK_EMULATE_REPLAY 2
@@ -415,7 +422,8 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 		;
 	if (i == 0 || i == XK_FUNC_MAX)
 		return "no function name, or one without its end";
-	if (d->call_state > 1 || (d->call_state && d->emulate == XK_EMULATE_DATA))
+	if (d->call_state > XK_CALL_STATE_HEAP ||
+	    (d->call_state && d->emulate == XK_EMULATE_DATA))
 		return "malformed call state";
 	if (d->emulate == XK_EMULATE_DATA)
 		return xk_ioc_data_check(d);
