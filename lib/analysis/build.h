@@ -34,6 +34,15 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 int find_objects(const struct xk_kernel *k, const struct tree *t,
 		 const struct xk_constant *c, struct xk_build_result *res);
 
+/*
+ * Whether a header other than the macro's own names it (a static inline
+ * or another macro that may carry it into objects find_objects does not
+ * list): 1 with the first such header in hit, 0, or -errno. 0 for a
+ * literal or a variable (one file's).
+ */
+int named_in_other_headers(const struct xk_kernel *k, const struct xk_constant *c,
+			   char *hit, size_t size);
+
 /* Shared with klp.c (the livepatch built for bench/compare.sh): */
 /* The compile command Kbuild recorded for obj, without -c -o and the
  * dependency file; src is the source it compiles. */

@@ -579,62 +579,73 @@ static const struct xk_sym *function_at(const struct xk_obj *src,
 }
 
 /*
- * Whether relocation r at byte at of function f loads the w-byte field at
- * off of variable v into a register: `mov v+off(%rip), %reg` (or its
- * zero- or sign-extending form), the relocation being its displacement.
- * *insn: the instruction's offset in f; else why says what it does.
+ * What relocation r at a byte of function f names of variable v, whose
+ * w-byte field at off is the setting: 1 when its instruction loads that
+ * field into a register (`mov v+off(%rip), %reg`, or its zero- or
+ * sign-extending form; *insn its offset in f), 0 when it reaches no byte
+ * of v (a neighbour's), -1 when it refers to v otherwise (why says how).
+ * The place a pc-relative field names is the instruction's end plus the
+ * rel32 (S + A - P): the symbol plus the addend plus the instruction's
+ * tail after the field.
  */
-static bool loads_field(const struct xk_sym *f, const struct xk_rela *r,
-			const struct xk_sym *v, uint64_t off, uint32_t w,
-			uint64_t *insn, char *why, size_t size)
+static int loads_field(const struct xk_sym *f, const struct xk_rela *r,
+		       const struct xk_sym *v, uint64_t off, uint32_t w,
+		       uint64_t *insn, char *why, size_t size)
 {
 	struct xk_func_code code;
 	uint64_t at = r->offset - f->sym.st_value;
-	bool ok = false;
+	int ret = -1;
 
 	snprintf(why, size, "data: %s+0x%lx refers to %s other than by a load "
 		 "of the field into a register", f->name, (unsigned long)at,
 		 v->name);
 	if (xk_disasm_func(f, &code))
-		return false;
+		return -1;
 	for (size_t i = 0; i < code.nr; i++) {
 		const struct xk_insn *in = &code.insn[i];
 		const cs_x86_op *dst = &in->x86.operands[0];
 		const cs_x86_op *src = &in->x86.operands[1];
-		int64_t field;
+		bool pcrel = r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32;
+		int64_t place = (int64_t)r->sym->sym.st_value + r->addend -
+				(int64_t)v->sym.st_value;
+		uint32_t width = 1;
 
 		if (at < in->off || at >= in->off + in->len)
 			continue;
 		*insn = in->off;
+		if (pcrel)
+			place += (int64_t)(in->off + in->len - at);
+		for (int o = 0; o < in->x86.op_count; o++)
+			if (in->x86.operands[o].type == X86_OP_MEM)
+				width = in->x86.operands[o].size ?: 1;
+		/* [place, place + width) misses v: another variable's */
+		if (place + (int64_t)width <= 0 || place >= (int64_t)v->sym.st_size) {
+			ret = 0;
+			break;
+		}
 		snprintf(why, size, "data: %s+0x%lx %.60s refers to %s other than "
 			 "by a load of the field into a register", f->name,
 			 (unsigned long)in->off, in->text, v->name);
-		if ((in->id != X86_INS_MOV && in->id != X86_INS_MOVZX &&
-		     in->id != X86_INS_MOVSX && in->id != X86_INS_MOVSXD) ||
+		if (!pcrel || (in->id != X86_INS_MOV && in->id != X86_INS_MOVZX &&
+			       in->id != X86_INS_MOVSX && in->id != X86_INS_MOVSXD) ||
 		    in->x86.op_count != 2 || dst->type != X86_OP_REG ||
 		    src->type != X86_OP_MEM || src->mem.base != X86_REG_RIP ||
 		    src->mem.index != X86_REG_INVALID ||
-		    at != in->off + in->x86.encoding.disp_offset ||
-		    (r->type != R_X86_64_PC32 && r->type != R_X86_64_PLT32))
+		    at != in->off + in->x86.encoding.disp_offset)
 			break;
-		/* the place read: S + A - P is rel32, the address is the
-		 * instruction's end plus rel32 */
-		field = r->addend + (int64_t)(in->len - in->x86.encoding.disp_offset);
-		if (r->sym != v)
-			field += (int64_t)r->sym->sym.st_value - (int64_t)v->sym.st_value;
-		if (field != (int64_t)off || src->size != w) {
+		if (place != (int64_t)off || src->size != w) {
 			snprintf(why, size, "data: %s+0x%lx %.60s reads %u bytes at "
 				 "%s+%lld, the setting is %u bytes at +%llu",
 				 f->name, (unsigned long)in->off, in->text,
-				 src->size, v->name, (long long)field, w,
+				 src->size, v->name, (long long)place, w,
 				 (unsigned long long)off);
 			break;
 		}
-		ok = true;
+		ret = 1;
 		break;
 	}
 	xk_func_code_free(&code);
-	return ok;
+	return ret;
 }
 
 /*
@@ -665,11 +676,18 @@ static int reader_spans(const struct gen_input *in, const struct xk_obj *base,
 
 	if (in->ko && in->ko[0] && in->kernel) {
 		char exported[XK_FUNC_MAX];
+		int same = 0;
 
-		err = xk_shipped_module(in->kernel, in->ko, path, sizeof(path)) ?:
-		      xk_obj_open(&ko, path);
-		if (err)
-			return err;
+		/* no shipped module to read: refused, the analysis goes on */
+		if (xk_shipped_module(in->kernel, in->ko, path, sizeof(path)) ||
+		    xk_obj_open(&ko, path)) {
+			snprintf(why, size, "data: %s holds a value that depends on "
+				 "the constant, in %s, and the shipped %s, whose "
+				 "code reads it, cannot be read: %.200s", y->name,
+				 y->sec->name, in->ko, xk_last_error());
+			xk_err_clear();
+			return 0;
+		}
 		opened = true;
 		src = &ko;
 		object = in->ko;
@@ -686,23 +704,38 @@ static int reader_spans(const struct gen_input *in, const struct xk_obj *base,
 				got = 0;
 				goto out;
 			}
-			if (!z->is_func && z->sec && !strcmp(z->name, y->name) &&
-			    z->sym.st_size == y->sym.st_size)
+			/* the shipped copy: its name, size, section and bytes
+			 * (a static of the same name in another object of the
+			 * module is not it) */
+			if (!z->is_func && z->sec && z->sec->data &&
+			    !strcmp(z->name, y->name) &&
+			    z->sym.st_size == y->sym.st_size &&
+			    !strncmp(z->sec->name, ".rodata", 7) &&
+			    z->sym.st_value + z->sym.st_size <= z->sec->sh.sh_size &&
+			    !memcmp(z->sec->data + z->sym.st_value,
+				    y->sec->data + y->sym.st_value, y->sym.st_size)) {
 				v = z;
+				same++;
+			}
 		}
-		if (!v) {
-			snprintf(why, size, "data: the shipped %s has no %llu-byte %s",
-				 in->ko, (unsigned long long)y->sym.st_size, y->name);
+		if (same != 1) {
+			snprintf(why, size, "data: the shipped %s has %s %llu-byte "
+				 "%s in read-only data with the compiled-in bytes",
+				 in->ko, same ? "more than one" : "no",
+				 (unsigned long long)y->sym.st_size, y->name);
 			got = 0;
 			goto out;
 		}
 	} else if (GELF_ST_BIND(y->sym.st_info) != STB_LOCAL) {
 		snprintf(why, size, "data: %s holds a value that depends on the "
-			 "constant, in %s, and is a global of vmlinux: the code "
-			 "that reads it may lie in any object", y->name,
+			 "constant, in %s, and is a global of vmlinux (or of a "
+			 "module with no shipped .ko): the code that reads it "
+			 "may lie in any object", y->name,
 			 y->sec->name);
 		return 0;
 	}
+	/* every relocation that names a byte of v, through any symbol of its
+	 * section: a load of the field is a span; anything else refuses */
 	for (size_t s = 0; s < src->nr_secs && !err; s++) {
 		const struct xk_sec *sec = &src->secs[s];
 
@@ -712,24 +745,30 @@ static int reader_spans(const struct gen_input *in, const struct xk_obj *base,
 			const struct xk_rela *r = &sec->relas[k];
 			int64_t place;
 			const struct xk_sym *f;
-			uint64_t insn;
+			uint64_t insn = 0;
+			int load;
 
-			if (!r->sym || (r->sym != v &&
-					(GELF_ST_TYPE(r->sym->sym.st_info) != STT_SECTION ||
-					 r->sym->sec != v->sec)))
+			if (!r->sym || r->sym->sec != v->sec)
 				continue;
-			/* the place named: symbol plus addend, plus for a
-			 * pc-relative field the instruction's tail after it
-			 * (rel32 and at most an imm32) */
 			place = (int64_t)r->sym->sym.st_value + r->addend -
 				(int64_t)v->sym.st_value;
-			if (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32) {
-				if (place + 8 <= 0 || place + 4 >= (int64_t)v->sym.st_size)
-					continue;
-			} else if (place < 0 || place >= (int64_t)v->sym.st_size) {
+			/* at most 16 bytes before v: an instruction's tail
+			 * after a pc-relative field (loads_field tells) */
+			if (place < -16 || place >= (int64_t)v->sym.st_size)
 				continue;
+			if (r->type != R_X86_64_PC32 && r->type != R_X86_64_PLT32 &&
+			    r->type != R_X86_64_32 && r->type != R_X86_64_32S &&
+			    r->type != R_X86_64_64) {
+				snprintf(why, size, "data: %s holds a value that "
+					 "depends on the constant, and a relocation "
+					 "of type %u in %s may name it", y->name,
+					 r->type, sec->name);
+				got = 0;
+				goto out;
 			}
 			if (!(sec->sh.sh_flags & SHF_EXECINSTR)) {
+				if (place < 0)
+					continue;	/* pc-relative data: none */
 				snprintf(why, size, "data: %s holds a value that "
 					 "depends on the constant, and %s stores "
 					 "its address (a pointer the readers of "
@@ -739,32 +778,43 @@ static int reader_spans(const struct gen_input *in, const struct xk_obj *base,
 				goto out;
 			}
 			f = function_at(src, sec, r->offset);
-			if (!f || gen_init_code(f)) {
-				snprintf(why, size, "data: %s is read %s",
-					 y->name, f ? "by boot-time code, freed "
-					 "after boot" : "outside any function");
+			if (!f) {
+				snprintf(why, size, "data: %s is read outside any "
+					 "function (%s+0x%llx)", y->name, sec->name,
+					 (unsigned long long)r->offset);
 				got = 0;
 				goto out;
 			}
-			if (!loads_field(f, r, v, off, w, &insn, note, sizeof(note))) {
+			load = loads_field(f, r, v, off, w, &insn, note, sizeof(note));
+			if (!load)
+				continue;	/* another variable's bytes */
+			nr++;
+			if (gen_init_code(f)) {
+				snprintf(why, size, "data: %s is read by %s in %s, "
+					 "code run once (%s) and freed", y->name,
+					 f->name, f->sec->name, opened ?
+					 "at the module's load or unload" : "at boot");
+				got = 0;
+				goto out;
+			}
+			if (load < 0) {
 				struct xk_scope_span *sp;
 
 				err = gen_add_span(t, in, f, &sp);
 				if (!err) {
 					xk_strlcpy(sp->object, object, sizeof(sp->object));
-					sp->start = r->offset - f->sym.st_value;
+					sp->start = insn;
 					span_refuse(sp, "%s", note);
 				}
 				continue;
 			}
 			err = gen_reader_span(in, src, f, insn, fit, a * in->def + b,
 					      object, t);
-			nr++;
 		}
 	}
 	if (!err && !nr) {
 		snprintf(note, sizeof(note), "%s: read-only, and no code of %s "
-			 "loads it (every use folded in)", y->name, object);
+			 "refers to it (every use folded in)", y->name, object);
 		err = gen_add_note(t, note);
 	}
 out:

@@ -418,6 +418,77 @@ static const char *allocator_called(const struct xk_func_code *code,
 	return NULL;
 }
 
+/*
+ * With df_limits.allocations_in_call (heap_in_one_call in gen.c): what the
+ * function may do with derived data so that each object it allocates is
+ * sized and described under one value: compute with it (moves,
+ * arithmetic, a compare whose flags nothing reads), store it (what the
+ * call records), pass it as an allocator's size. Anything else reads the
+ * value against an object that may be another call's (a bound, an index,
+ * a free's order, a callee's argument, the caller's result): NULL when
+ * instruction in (state t before it) is allowed, else what it does.
+ */
+static const char *heap_call_use(const struct xk_func_code *code,
+				 const struct xk_insn *in, const struct taint *t)
+{
+	const cs_x86 *x = &in->x86;
+	const char *callee;
+	bool reads = false;
+	int size_reg;
+
+	for (int i = 0; i < in->nr_read; i++) {
+		int g = xk_gpr(in->regs_read[i], NULL, NULL);
+
+		if (in->regs_read[i] == X86_REG_EFLAGS && (t->regs & (1u << 16)))
+			return "tests flags derived from the value (a compare with it)";
+		if (g >= 0 && (t->regs & (1u << g)))
+			reads = true;
+	}
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		int b, ix;
+
+		if (op->type != X86_OP_MEM)
+			continue;
+		b = xk_gpr(op->mem.base, NULL, NULL);
+		ix = xk_gpr(op->mem.index, NULL, NULL);
+		if ((b >= 0 && (t->regs & (1u << b))) ||
+		    (ix >= 0 && (t->regs & (1u << ix))))
+			return "addresses memory with the value (an index, a bound)";
+		if ((op->access & CS_AC_READ) && slot_has(t, slot_key(op)))
+			reads = true;
+	}
+	callee = xk_callee_name(code->sym, in);
+	if (in->is_ret && (!in->is_branch ||
+			   (callee && !strcmp(callee, "__x86_return_thunk"))))
+		return t->regs & 1u ? "returns the value" : NULL;
+	if (in->is_call || (in->is_ret && in->is_branch)) {	/* tail call */
+		uint32_t args = t->regs & 0x3c6u;	/* rdi rsi rdx rcx r8 r9 */
+
+		if (!args || (allocator_called(code, in, &size_reg) &&
+			      args == 1u << size_reg))
+			return NULL;
+		return "passes the value to a function, not as an allocator's size";
+	}
+	if (in->id == X86_INS_XOR && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
+	    x->operands[0].reg == x->operands[1].reg)
+		reads = false;
+	if (!reads)
+		return NULL;
+	switch (in->id) {
+	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSX:
+	case X86_INS_MOVSXD: case X86_INS_LEA: case X86_INS_ADD:
+	case X86_INS_SUB: case X86_INS_SHL: case X86_INS_SHR: case X86_INS_SAR:
+	case X86_INS_IMUL: case X86_INS_AND: case X86_INS_OR: case X86_INS_XOR:
+	case X86_INS_NOT: case X86_INS_NEG: case X86_INS_INC: case X86_INS_DEC:
+	case X86_INS_CMP: case X86_INS_TEST: case X86_INS_PUSH: case X86_INS_POP:
+		return NULL;
+	default:
+		return "uses it in an instruction the rule does not take";
+	}
+}
+
 int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		     struct xk_scope_span *sp, size_t probe_idx)
 {
@@ -457,7 +528,7 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		struct taint t = in_state[i];
 		const struct xk_insn *in = &code->insn[i];
 		size_t succ[DF_MAX_SUCC];
-		const char *allocator;
+		const char *allocator, *heap_use;
 		int ns = 0, size_reg;
 
 		queued[i] = false;
@@ -496,6 +567,15 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		 * here follows the object, so the use is refused, and the
 		 * runtime refuses any value but the default, --partial or not.
 		 */
+		if (df_limits.allocations_in_call &&
+		    (heap_use = heap_call_use(code, in, &t))) {
+			span_refuse(sp, "+0x%lx %s: the value sizes heap objects, "
+					"and the call %s: objects of another call "
+					"may meet it", (unsigned long)in->off,
+				    in->text, heap_use);
+			err = -ENOTSUP;
+			goto out;
+		}
 		if (!df_limits.allocations_in_call &&
 		    (in->is_call || (in->is_ret && in->is_branch)) &&
 		    (allocator = allocator_called(code, in, &size_reg)) &&
@@ -509,6 +589,11 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		}
 		if (taint_step(in, &t, &sp->escapes))
 			in_slice[i] = true;
+		/* an allocator is a C function: its size argument's register
+		 * holds nothing of the caller's after it */
+		if (df_limits.allocations_in_call && in->is_call &&
+		    allocator_called(code, in, &size_reg))
+			t.regs &= ~(1u << size_reg);
 		if (t.overflow) {
 			span_refuse(sp, "+0x%lx %s: derived data in more than %d stack "
 					"slots: the safe-span slice would be cut short",

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "build.h"
 #include "identity.h"
 #include "dataflow.h"
 #include "spans.h"
@@ -171,7 +172,11 @@ static int refused_objects(const struct xk_constant *c, const struct xk_scope *t
 		size_t len = strlen(only->objects);
 		int err;
 
-		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only->objects, sp->object))
+		/* a reader refused in a shipped module (.ko): no build
+		 * of it could tell more */
+		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only->objects, sp->object) ||
+		    (strlen(sp->object) > 3 &&
+		     !strcmp(sp->object + strlen(sp->object) - 3, ".ko")))
 			continue;
 		err = xk_snprintf(only->objects + len, sizeof(only->objects) - len,
 				  "%s%s", len ? " " : "", sp->object);
@@ -405,13 +410,19 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
  * and code running another value could use it. Here no other code uses
  * the constant at all, so an object is used under another value only if
  * the value changed while its allocating call ran, between the size and
- * what the call records. The function is analysed again with the
- * allocators' size arguments taken as any call's argument and every span
- * state of the call (whole_function: the value changes only when no
- * thread is in the function), and replaces the table's spans when each of
- * its spans is supported so. Nothing else qualifies: a use in another
- * function, a variable, a boot-time use (a note), a frame the constant
- * sizes too. Runs on the finished table.
+ * what the call records, or if the call reads the value against an
+ * object another call made (golden G_HEAPLAZY: a table allocated once and
+ * bounded by N in every call). The function is analysed again with
+ * df_limits.allocations_in_call: the allocators' size arguments taken as
+ * any call's, and the value allowed nothing but arithmetic, stores and
+ * those sizes (heap_call_use: no compare read, index, other callee or
+ * return), every span state of the call (whole_function: the value
+ * changes only when no thread is in the function). It replaces the
+ * table's spans when each of its spans is supported so. Nothing else
+ * qualifies: a use in another function, a variable, a boot-time use (a
+ * note), a frame the constant sizes too, a macro another header names
+ * (named_in_other_headers: its users are not all known). Runs once the other passes are done, before the checks of
+ * the whole table (overlaps, bounds).
  */
 static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant *c,
 			    const struct xk_build_result *b, struct xk_scope *t)
@@ -419,7 +430,7 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
 	const struct xk_scope_span *h = NULL;
 	struct gen_input in = { .def = c->def, .min = c->min, .max = c->max };
 	struct xk_scope redo;
-	char module[64];
+	char module[64], header[128];
 	const char *name;
 	int err, i, obj = -1;
 
@@ -432,6 +443,22 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
 	for (i = 0; i < t->nr_spans; i++)
 		if (!same_function(&t->spans[i], h))
 			return 0;
+	/* the objects are those whose .c names the macro: a header that
+	 * names it too may carry it into others, unseen */
+	err = named_in_other_headers(k, c, header, sizeof(header));
+	if (err < 0)
+		return err;
+	if (err) {
+		char *w = t->spans[h - t->spans].why;
+		size_t cut = strcspn(w, ";");
+		char old[sizeof(t->spans[0].why)];
+
+		memcpy(old, w, sizeof(old));
+		snprintf(w, sizeof(old), "%.*s; as one call: %.100s names it too "
+			 "(its users are not all known)%s", (int)cut, old,
+			 header, old + cut);
+		return 0;
+	}
 	for (i = 0; i < b->nr_objects && obj < 0; i++)
 		if (!strcmp(b->object[i], h->object))
 			obj = i;
@@ -465,6 +492,19 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
 			*t = redo;
 			return 0;
 		}
+	}
+	/* why not, right after the heap finding (which stays first) */
+	for (i = 0; !err && i < redo.nr_spans; i++) {
+		struct xk_scope_span *sp = &t->spans[h - t->spans];
+		char old[sizeof(sp->why)];
+		size_t cut = strcspn(sp->why, ";");
+
+		if (redo.spans[i].cls != XK_SPAN_UNSUPPORTED)
+			continue;
+		memcpy(old, sp->why, sizeof(old));
+		snprintf(sp->why, sizeof(sp->why), "%.*s; as one call: %.200s%s",
+			 (int)cut, old, redo.spans[i].why, old + cut);
+		break;
 	}
 	xk_scope_free(&redo);
 	return err;
@@ -644,10 +684,10 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	}
 	err = err ?: gen_by_shape(k, c, t);
 	err = err ?: gen_replay(k, c, b, t);
+	err = err ?: heap_in_one_call(k, c, b, t);
 	if (!err)
 		refuse_emulated_overlaps(t);
 	err = err ?: bound_call_state(t, c->def);
-	err = err ?: heap_in_one_call(k, c, b, t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)

@@ -750,3 +750,31 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 	return err;
 }
 
+int named_in_other_headers(const struct xk_kernel *k, const struct xk_constant *c,
+			   char *hit, size_t size)
+{
+	const char *argv[] = { "grep", "-rlw", "--include=*.h",
+			       "--exclude-dir=tools", "--exclude-dir=samples",
+			       "--exclude-dir=Documentation", "--exclude-dir=scripts",
+			       "--exclude-dir=usr", c->name, ".", NULL };
+	char *hits = NULL, *save = NULL;
+	struct tree t;
+	int err, found = 0;
+
+	if (strcmp(c->kind, "macro"))
+		return 0;
+	err = tree_of(k, c, &t) ?: grep_lines(&t, argv, &hits);
+	if (err)
+		return err;
+	for (char *f = strtok_r(hits, "\n", &save); f && !found;
+	     f = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(f, "./", 2))
+			f += 2;
+		if (strcmp(f, c->file)) {
+			xk_strlcpy(hit, f, size);
+			found = 1;
+		}
+	}
+	free(hits);
+	return found;
+}
