@@ -562,6 +562,15 @@ static int code_writes(const struct xk_obj *o, const struct xk_sym *y,
 	return 0;
 }
 
+/* Whether object o has a function of that name. */
+static bool function_named(const struct xk_obj *o, const char *name)
+{
+	for (size_t i = 0; i < o->nr_syms; i++)
+		if (o->syms[i].is_func && !strcmp(o->syms[i].name, name))
+			return true;
+	return false;
+}
+
 /*
  * The function of src whose text holds byte off of section sec, or NULL.
  */
@@ -745,6 +754,7 @@ static int reader_spans(const struct gen_input *in, const struct xk_obj *base,
 			const struct xk_rela *r = &sec->relas[k];
 			int64_t place;
 			const struct xk_sym *f;
+			const char *reader_object;
 			uint64_t insn = 0;
 			int load;
 
@@ -797,19 +807,26 @@ static int reader_spans(const struct gen_input *in, const struct xk_obj *base,
 				got = 0;
 				goto out;
 			}
+			/* a function of the variable's own object is named by
+			 * that object, as its other spans are (one function,
+			 * one name: overlaps and nesting are checked by it) */
+			reader_object = object;
+			if (opened && function_named(base, f->name))
+				reader_object = in->object;
 			if (load < 0) {
 				struct xk_scope_span *sp;
 
 				err = gen_add_span(t, in, f, &sp);
 				if (!err) {
-					xk_strlcpy(sp->object, object, sizeof(sp->object));
+					xk_strlcpy(sp->object, reader_object,
+						   sizeof(sp->object));
 					sp->start = insn;
 					span_refuse(sp, "%s", note);
 				}
 				continue;
 			}
 			err = gen_reader_span(in, src, f, insn, fit, a * in->def + b,
-					      object, t);
+					      reader_object, t);
 		}
 	}
 	if (!err && !nr) {
