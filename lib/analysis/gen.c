@@ -421,8 +421,9 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
  * table's spans when each of its spans is supported so. Nothing else
  * qualifies: a use in another function, a variable, a boot-time use (a
  * note), a frame the constant sizes too, a macro another header names
- * (named_in_other_headers: its users are not all known). Runs once the other passes are done, before the checks of
- * the whole table (overlaps, bounds).
+ * (named_in_other_headers: its users are not all known). Runs once the
+ * other passes are done, before the checks of the whole table (overlaps,
+ * bounds).
  */
 static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant *c,
 			    const struct xk_build_result *b, struct xk_scope *t)
