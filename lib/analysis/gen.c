@@ -401,6 +401,18 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
 	}
 }
 
+/* Why heap_in_one_call did not take sp's function, right after the heap
+ * finding (the reason's first part, which the runtime looks for). */
+static void note_as_one_call(struct xk_scope_span *sp, const char *why)
+{
+	char old[sizeof(sp->why)];
+	size_t cut = strcspn(sp->why, ";");
+
+	memcpy(old, sp->why, sizeof(old));
+	snprintf(sp->why, sizeof(sp->why), "%.*s; as one call: %.200s%s",
+		 (int)cut, old, why, old + cut);
+}
+
 /*
  * A constant every use of which lies in one function, where it sizes heap
  * objects (io_ring_ctx_alloc: kvmalloc_array(IO_ALLOC_CACHE_MAX) and
@@ -450,14 +462,11 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
 	if (err < 0)
 		return err;
 	if (err) {
-		char *w = t->spans[h - t->spans].why;
-		size_t cut = strcspn(w, ";");
-		char old[sizeof(t->spans[0].why)];
+		char why[200];
 
-		memcpy(old, w, sizeof(old));
-		snprintf(w, sizeof(old), "%.*s; as one call: %.100s names it too "
-			 "(its users are not all known)%s", (int)cut, old,
-			 header, old + cut);
+		snprintf(why, sizeof(why), "%.100s names it too (its users are "
+			 "not all known)", header);
+		note_as_one_call(&t->spans[h - t->spans], why);
 		return 0;
 	}
 	for (i = 0; i < b->nr_objects && obj < 0; i++)
@@ -496,15 +505,9 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
 	}
 	/* why not, right after the heap finding (which stays first) */
 	for (i = 0; !err && i < redo.nr_spans; i++) {
-		struct xk_scope_span *sp = &t->spans[h - t->spans];
-		char old[sizeof(sp->why)];
-		size_t cut = strcspn(sp->why, ";");
-
 		if (redo.spans[i].cls != XK_SPAN_UNSUPPORTED)
 			continue;
-		memcpy(old, sp->why, sizeof(old));
-		snprintf(sp->why, sizeof(sp->why), "%.*s; as one call: %.200s%s",
-			 (int)cut, old, redo.spans[i].why, old + cut);
+		note_as_one_call(&t->spans[h - t->spans], redo.spans[i].why);
 		break;
 	}
 	xk_scope_free(&redo);
