@@ -30,3 +30,31 @@ cleanup_xk() {
 	for _ in 1 2 3 4 5; do rmmod xkernel 2>/dev/null && break; sleep 0.2; done
 	true
 }
+# A kprobe event NAME (events/kprobes/NAME) on PROBE ("FUNC FIELD=FETCH ...")
+# that also records the return address, filtered to calls made from the
+# function SPANFUNC of scope table TABLE (module:function for a module's:
+# its address from kallsyms, its size from the table's function line).
+# caller_event NAME PROBE TABLE SPANFUNC; caller_event_remove NAME undoes it.
+caller_event() {
+	local name=$1 probe=$2 tbl=$3 func=${4#*:} mod= start size
+	[ "$func" != "$4" ] && mod="[${4%%:*}]"
+	echo "p:$name $probe caller=+0(%sp):u64" >> $TRACE/kprobe_events ||
+		fail "no kprobe event $name ($probe)"
+	start=$(awk -v f="$func" -v m="$mod" \
+		'$3 == f && (m == "" || $4 == m) { print "0x" $1; exit }' /proc/kallsyms)
+	size=$(awk -v f="$4" '$1 == "function" && $2 == f { print $3; exit }' "$tbl")
+	[ -n "$start" ] && [ -n "$size" ] || fail "no address for $4 ($start, $size)"
+	# two's complement: a kernel address
+	echo "caller > $start && caller < $(printf '0x%x' $((start + size)))" \
+		> $TRACE/events/kprobes/$name/filter || fail "no filter on the caller of $name"
+}
+caller_event_remove() {
+	echo 0 > $TRACE/events/kprobes/$1/enable 2>/dev/null
+	echo "-:$1" >> $TRACE/kprobe_events 2>/dev/null
+	true
+}
+# The values of FIELD in the trace, "value count" a line, most first.
+traced_values() {
+	grep -o "$1=[0-9]*" $TRACE/trace | sort | uniq -c | sort -rn |
+		awk -v f="$1=" '{ sub(f, "", $2); print $2, $1 }'
+}

@@ -16,8 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 EV=$TRACE/events/kprobes/xk_frag
 cleanup_frag() {
-	echo 0 > $EV/enable 2>/dev/null
-	echo '-:xk_frag' >> $TRACE/kprobe_events 2>/dev/null
+	caller_event_remove xk_frag
 	pkill iperf3 2>/dev/null
 	cleanup_xk
 	true
@@ -27,13 +26,7 @@ tbl=$($XK kernel info --field dir)/scopes/SKB_FRAG_PAGE_ORDER.scope
 [ -f "$tbl" ] || fail "no table for SKB_FRAG_PAGE_ORDER"
 [ "$(grep -c '^call-state heap$' "$tbl")" -ge 2 ] || fail "the table's spans are not call-state"
 grep -q '^unsupported' "$tbl" && fail "a refused span in the table: $(grep -A1 '^unsupported' "$tbl")"
-echo 'p:xk_frag alloc_pages_noprof order=%si:u32 caller=+0(%sp):u64' >> $TRACE/kprobe_events ||
-	fail "no kprobe event on alloc_pages_noprof"
-start=$(awk '$3 == "skb_page_frag_refill" { print "0x" $1; exit }' /proc/kallsyms)
-size=$(awk '$1 == "function" { print $3; exit }' "$tbl")
-[ -n "$start" ] && [ -n "$size" ] || fail "no address for skb_page_frag_refill ($start, $size)"
-echo "caller > $start && caller < $(printf '0x%x' $((start + size)))" > $EV/filter ||
-	fail "no filter on the caller"
+caller_event xk_frag 'alloc_pages_noprof order=%si:u32' "$tbl" skb_page_frag_refill
 # the orders skb_page_frag_refill allocates while iperf3 sends, "order
 # count" a line, most first
 orders() {
@@ -43,8 +36,7 @@ orders() {
 	sleep 0.5
 	iperf3 -c 127.0.0.1 -p 5211 -t 2 >/dev/null || fail "iperf3"
 	echo 0 > $EV/enable
-	grep -o 'order=[0-9]*' $TRACE/trace | sort | uniq -c | sort -rn |
-		awk '{ sub("order=", "", $2); print $2, $1 }' | tr '\n' ' '
+	traced_values order | tr '\n' ' '
 }
 o3=$(orders)
 log "compiled-in: $o3"

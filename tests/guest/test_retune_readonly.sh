@@ -18,8 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 EV=$TRACE/events/kprobes/xk_ro
 cleanup_ro() {
-	echo 0 > $EV/enable 2>/dev/null
-	echo '-:xk_ro' >> $TRACE/kprobe_events 2>/dev/null
+	caller_event_remove xk_ro
 	cleanup_xk
 	rmmod null_blk 2>/dev/null
 	true
@@ -58,13 +57,7 @@ attach_bfq() {
 }
 attach_bfq
 expect_eq "timeout_sync compiled-in" "$(cat $Q/iosched/timeout_sync)" 124
-echo 'p:xk_ro jiffies_to_msecs j=%di:u32 caller=+0(%sp):u64' >> $TRACE/kprobe_events ||
-	fail "no kprobe event on jiffies_to_msecs"
-start=$(awk '$3 == "bfq_bfqq_charge_time" && $4 == "[bfq]" { print "0x" $1; exit }' /proc/kallsyms)
-size=$(awk '$1 == "function" && $2 == "bfq:bfq_bfqq_charge_time" { print $3; exit }' "$tbl")
-[ -n "$start" ] && [ -n "$size" ] || fail "no address for bfq_bfqq_charge_time ($start, $size)"
-echo "caller > $start && caller < $(printf '0x%x' $((start + size)))" > $EV/filter ||
-	fail "no filter on the caller"
+caller_event xk_ro 'jiffies_to_msecs j=%di:u32' "$tbl" bfq:bfq_bfqq_charge_time
 # the values bfq_bfqq_charge_time converts, "value count" a line
 # (fio again, up to three runs, until some queue was charged by time)
 charged() {
@@ -77,8 +70,7 @@ charged() {
 		grep -q 'j=' $TRACE/trace && break
 	done
 	echo 0 > $EV/enable
-	grep -o 'j=[0-9]*' $TRACE/trace | sort | uniq -c | sort -rn |
-		awk '{ sub("j=", "", $2); print $2, $1 }' | tr '\n' ' '
+	traced_values j | tr '\n' ' '
 }
 c31=$(charged)
 log "compiled-in: $c31"

@@ -19,8 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 EV=$TRACE/events/kprobes/xk_bulk
 cleanup_bulk() {
-	echo 0 > $EV/enable 2>/dev/null
-	echo '-:xk_bulk' >> $TRACE/kprobe_events 2>/dev/null
+	caller_event_remove xk_bulk
 	cleanup_xk
 	rmmod null_blk 2>/dev/null
 	true
@@ -33,14 +32,7 @@ grep -q '^note bounds: at most the compiled-in 8: the constant sizes the frame o
 	fail "no note on the frame: $(grep '^note' "$tbl")"
 [ "$(grep -c '^call-state$' "$tbl")" -ge 1 ] || fail "no call-state span in the table"
 modprobe null_blk nr_devices=1 || fail "no null_blk"
-echo 'p:xk_bulk kmem_cache_alloc_bulk_noprof size=%dx:u32 caller=+0(%sp):u64' >> $TRACE/kprobe_events ||
-	fail "no kprobe event on kmem_cache_alloc_bulk_noprof"
-start=$(awk '$3 == "__io_alloc_req_refill" { print "0x" $1; exit }' /proc/kallsyms)
-size=$(awk '$1 == "function" { print $3; exit }' "$tbl")
-[ -n "$start" ] && [ -n "$size" ] || fail "no address for __io_alloc_req_refill ($start, $size)"
-end=$(printf '0x%x' $((start + size)))	# two's complement: a kernel address
-echo "caller > $start && caller < $end" > $EV/filter ||
-	fail "no filter on the caller"
+caller_event xk_bulk 'kmem_cache_alloc_bulk_noprof size=%dx:u32' "$tbl" __io_alloc_req_refill
 
 # the sizes of the refill's bulk allocations, "size count" a line, most first
 bulk_sizes() {
@@ -50,8 +42,7 @@ bulk_sizes() {
 		--bs=4k --iodepth=16 --direct=1 --size=8M --numjobs=1 \
 		>/dev/null 2>&1 || fail "fio"
 	echo 0 > $EV/enable
-	grep -o 'size=[0-9]*' $TRACE/trace | sort | uniq -c | sort -rn |
-		awk '{ sub("size=", "", $2); print $2, $1 }'
+	traced_values size
 }
 most() { head -1 | cut -d' ' -f1; }
 
