@@ -4,7 +4,9 @@
  * XK_EMULATE_DATA): `static unsigned long jiffies_lazy_flush =
  * LAZY_FLUSH_JIFFIES;`, a sysctl's default in a structure, a module
  * parameter's. No code changes with the constant there, only the bytes the
- * kernel was loaded with, so no probe serves them: when the value in force
+ * kernel was loaded with, so no probe serves them; nor for a variable boot
+ * code derived from it (CUBIC's beta_scale, computed by its __init
+ * register function, freed since). When the value in force
  * changes, the field is written as the build with the new value would have
  * initialised it, if it still holds what the previous value put there (a
  * compare-and-exchange: a value set since through the variable's own
@@ -18,7 +20,9 @@
  * per-CPU or init data) or inside the data of a live module other than
  * this one (held with a reference while the constant is loaded), and holds
  * the compiled-in bytes the table expects. The value written is a*N + b
- * for N within the bounds, and must fit the field.
+ * for N within the bounds, or per value (a derived variable) the point the
+ * analysis computed for N, run from the build with N (xk_ioc_var_bytes),
+ * and must fit the field.
  */
 #define pr_fmt(fmt) "xkernel: " fmt
 
@@ -170,8 +174,9 @@ static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
 		err = -EPERM;
 		goto refuse;
 	}
-	/* the table's own fit gives the bytes it expects at the default */
-	if (xk_rule_data_bytes(m->a, m->b, v->def, m->size, def) ||
+	/* the table's own fit (or point) gives the bytes it expects at the
+	 * default */
+	if (xk_ioc_var_bytes(m, d->points, d->nr_points, v->def, def) ||
 	    memcmp(def, d->expect, d->expect_len)) {
 		xk_error(error, "span %d: %s+%#llx: the expected bytes are not the "
 			 "fit's at the compiled-in value", idx, d->func, d->start);
@@ -266,35 +271,39 @@ void xk_var_release(struct xk_const *c)
 }
 
 /*
- * Whether every variable of c can hold a*n + b (its field's width).
- * Before a transition or a load, under xk_lock.
+ * The bytes variable v holds at value n (a*n + b, or its point at n among
+ * those published: xk_table_add_point), as a number (little endian); NULL
+ * or why not. Any context.
+ */
+static const char *var_bytes(const struct xk_var *v, s64 n, u64 *x)
+{
+	u8 b[8];
+	const char *why = xk_ioc_var_bytes(&v->desc.imms[0], v->desc.points,
+					   smp_load_acquire(&v->nr_points), n, b);
+
+	if (!why)
+		memcpy(x, b, sizeof(*x));
+	return why;
+}
+
+/*
+ * Whether every variable of c can hold value n: a*n + b fits its field, or
+ * per value, n has a point. Before a transition or a load, under xk_lock.
  */
 int xk_var_check_value(const struct xk_const *c, s64 n, char *error)
 {
 	for (int i = 0; i < c->nr_vars; i++) {
 		const struct xk_ioc_imm *m = &c->vars[i].desc.imms[0];
 		const char *why;
-		u8 b[8];
+		u64 b;
 
-		why = xk_rule_data_bytes(m->a, m->b, n, m->size, b);
+		why = var_bytes(&c->vars[i], n, &b);
 		if (why)
 			return xk_error(error, "%s: value %lld: %s (%s+%#llx, %u "
 					"bytes)", c->name, n, why, c->vars[i].desc.func,
 					c->vars[i].desc.start, m->size), -ERANGE;
 	}
 	return 0;
-}
-
-/* The field's bytes at value n as a number (little endian), or false. */
-static bool field_at(const struct xk_var *v, s64 n, u64 *x)
-{
-	const struct xk_ioc_imm *m = &v->desc.imms[0];
-	u8 b[8];
-
-	if (xk_rule_data_bytes(m->a, m->b, n, m->size, b))
-		return false;
-	memcpy(x, b, sizeof(*x));
-	return true;
 }
 
 static bool exchange(unsigned long addr, u32 size, u64 old, u64 new)
@@ -333,7 +342,7 @@ void xk_var_switch(struct xk_const *c, s64 to)
 
 		if (READ_ONCE(v->gone) || !v->addr || cur == to)
 			continue;
-		if (!field_at(v, cur, &old) || !field_at(v, to, &new))
+		if (var_bytes(v, cur, &old) || var_bytes(v, to, &new))
 			continue;	/* xk_var_check_value refused it */
 		if (exchange(v->addr, v->desc.imms[0].size, old, new)) {
 			WRITE_ONCE(v->cur, to);

@@ -86,6 +86,8 @@ struct xk_var {
 	s64 cur;			/* the value whose bytes the field holds
 					 * by our last write (def at load) */
 	atomic64_t writes;		/* switches that wrote it */
+	u32 nr_points;			/* per value: points of desc published
+					 * (xk_table_add_point, xk_var_bytes) */
 	bool changed;			/* a switch found another value there */
 	bool gone;			/* its module went away (forced) */
 };

@@ -173,55 +173,91 @@ int xk_table_add_replay(struct xk_ioc_replay *req)
 	return 0;
 }
 
+/* The point of variable v at value n among those published, or NULL
+ * (xk_var_bytes reads them too). Any context. */
+static const struct xk_point *var_point(const struct xk_var *v, s64 n)
+{
+	u32 nr = smp_load_acquire(&v->nr_points);
+
+	for (u32 j = 0; j < nr; j++)
+		if (v->desc.points[j].n == n)
+			return &v->desc.points[j];
+	return NULL;
+}
+
 /*
  * XK_IOC_POINT: value req->value's parameters for every per-value span of
- * a loaded constant, all or none. Runs in process context under xk_lock,
- * while the handlers may run: a point is filled in a slot past the
- * published count, then the count is raised (release; xk_span_params
- * acquires it). Points are never changed or removed before unload, so a
- * handler never sees one half-written.
+ * a loaded constant, all or none: a row per span of code, then per
+ * variable (a variable's p[0] is its field at that value). Runs in process
+ * context under xk_lock, while the handlers and switches may run: a point
+ * is filled in a slot past the published count, then the count is raised
+ * (release; xk_span_params and var_point acquire it). Points are never
+ * changed or removed before unload, so no reader sees one half-written.
  */
 int xk_table_add_point(struct xk_ioc_point *req)
 {
 	s64 (*rows)[XK_MAX_PARAMS] = NULL;
 	struct xk_const *c;
-	int err = 0, i;
+	int err = 0, i, nr;
 
 	req->nr_added = 0;
 	err = loaded_const(req->name, req->error, &c);
 	if (err)
 		return err;
-	if (req->nr_spans != c->nr_spans)
+	/* one row per span of code, then one per variable, in the load's order */
+	nr = c->nr_spans + c->nr_vars;
+	if (req->nr_spans != nr)
 		return xk_error(req->error, "%s: %u rows of parameters for %d spans",
-				c->name, req->nr_spans, c->nr_spans), -EINVAL;
+				c->name, req->nr_spans, nr), -EINVAL;
 	if (req->value < c->min || req->value > c->max)
 		return xk_error(req->error, "%s: value %lld is out of bounds [%lld, "
 				"%lld]", c->name, req->value, c->min, c->max), -ERANGE;
 	if (c->policy[0])
 		return xk_error(req->error, "%s: its values are chosen by policy %s",
 				c->name, c->policy), -EBUSY;
-	rows = kvcalloc(c->nr_spans, sizeof(*rows), GFP_KERNEL);
+	rows = kvcalloc(nr, sizeof(*rows), GFP_KERNEL);
 	if (!rows)
 		return -ENOMEM;
 	if (copy_from_user(rows, u64_to_user_ptr(req->params),
-			   c->nr_spans * sizeof(*rows))) {
+			   nr * sizeof(*rows))) {
 		err = -EFAULT;
 		goto out;
 	}
 	/* all checked before any span takes it */
-	for (i = 0; i < c->nr_spans; i++) {
-		const struct xk_span *s = &c->spans[i];
-		const s64 *have = xk_span_params(s, req->value);
+	for (i = 0; i < nr; i++) {
+		const struct xk_span *s = i < c->nr_spans ? &c->spans[i] : NULL;
+		const struct xk_var *v = s ? NULL : &c->vars[i - c->nr_spans];
+		const struct xk_ioc_span *d = s ? &s->desc : &v->desc;
+		const s64 *have;
+		u32 published;
+		u8 b[8];
 
-		if (!s->desc.nr_points)
+		if (!d->nr_points)
 			continue;
+		if (s) {
+			have = xk_span_params(s, req->value);
+			published = s->nr_points;
+		} else {
+			const struct xk_point *pt = var_point(v, req->value);
+
+			have = pt ? pt->p : NULL;
+			published = v->nr_points;
+			if (xk_rule_data_bytes(0, rows[i][0], 0, d->imms[0].size, b)) {
+				xk_error(req->error, "%s: variable %s: value %lld's "
+					 "%lld does not fit its %u bytes", c->name,
+					 d->func, req->value, rows[i][0],
+					 d->imms[0].size);
+				err = -EINVAL;
+				goto out;
+			}
+		}
 		if (have && memcmp(have, rows[i], sizeof(rows[i]))) {
 			xk_error(req->error, "%s: span %d already has other parameters "
 				 "for value %lld", c->name, i, req->value);
 			err = -EINVAL;
 			goto out;
 		}
-		if (!have && s->nr_points == XK_MAX_POINTS) {
+		if (!have && published == XK_MAX_POINTS) {
 			xk_error(req->error, "%s: span %d holds %d values already, the "
 				 "limit (xk unload and load it again)", c->name, i,
 				 XK_MAX_POINTS);
@@ -229,16 +265,26 @@ int xk_table_add_point(struct xk_ioc_point *req)
 			goto out;
 		}
 	}
-	for (i = 0; i < c->nr_spans; i++) {
-		struct xk_span *s = &c->spans[i];
+	for (i = 0; i < nr; i++) {
+		struct xk_span *s = i < c->nr_spans ? &c->spans[i] : NULL;
+		struct xk_var *v = s ? NULL : &c->vars[i - c->nr_spans];
 		struct xk_point *pt;
 
-		if (!s->desc.nr_points || xk_span_params(s, req->value))
-			continue;
-		pt = &s->desc.points[s->nr_points];
+		if (s) {
+			if (!s->desc.nr_points || xk_span_params(s, req->value))
+				continue;
+			pt = &s->desc.points[s->nr_points];
+		} else {
+			if (!v->desc.nr_points || var_point(v, req->value))
+				continue;
+			pt = &v->desc.points[v->nr_points];
+		}
 		pt->n = req->value;
 		memcpy(pt->p, rows[i], sizeof(pt->p));
-		smp_store_release(&s->nr_points, s->nr_points + 1);
+		if (s)
+			smp_store_release(&s->nr_points, s->nr_points + 1);
+		else
+			smp_store_release(&v->nr_points, v->nr_points + 1);
 		req->nr_added++;
 	}
 	pr_info("point %s: value %lld prepared in %u spans by %s[%d]\n", c->name,
@@ -807,7 +853,8 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 			goto err_destroy;
 		why = xk_rule_check_points(s->desc.points, s->desc.nr_points,
 					   c->def, c->min, c->max,
-					   s->desc.nr_imms);
+					   s->desc.emulate == XK_EMULATE_DATA ?
+					   0 : s->desc.nr_imms);
 		if (why) {
 			xk_error(req->error, "span %d: malformed: %s", i, why);
 			err = -EINVAL;
@@ -832,6 +879,7 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 
 		if (s->desc.emulate == XK_EMULATE_DATA) {
 			c->vars[c->nr_vars].def = c->def;
+			c->vars[c->nr_vars].nr_points = s->desc.nr_points;
 			c->vars[c->nr_vars++].desc = s->desc;
 		} else if (c->nr_vars) {
 			xk_error(req->error, "span %d: code after a variable (the "

@@ -44,7 +44,8 @@ prepare_tables() {
 		 BBR_PACING_MARGIN_PERCENT PCP_BATCH_DIVISOR KYBER_ASYNC_PERCENT \
 		 MAX_LAGGING_PERIODS FQ_DEFAULT_INITIAL_QUANTUM_MTUS SK_MEMORY_PCPU_RESERVE \
 		 RR_TIMESLICE TCP_INIT_CWND CAPACITY_GREATER_MARGIN MEMCG_CHARGE_BATCH \
-		 IO_REQ_ALLOC_BATCH LOAD_FREQ BFQ_TIMEOUT SKB_FRAG_PAGE_ORDER; do
+		 IO_REQ_ALLOC_BATCH LOAD_FREQ BFQ_TIMEOUT SKB_FRAG_PAGE_ORDER \
+		 BICTCP_BETA_SCALE BICTCP_HZ; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	# the per-value test's value, built here (the guest takes it from the
@@ -55,6 +56,9 @@ prepare_tables() {
 	# the replayed test's value, the same way: its load prepares it
 	build/xk -q gen --prepare 50 KYBER_ASYNC_PERCENT >/dev/null || return 1
 	build/xk -q gen KYBER_ASYNC_PERCENT >/dev/null || return 1
+	# the boot-derived test's value, the same way: set while loaded
+	build/xk -q gen --prepare 1500 --catalog tests/fixtures/golden/golden.conf \
+		G_DERIV >/dev/null || return 1
 	# the by-shape test's refused value: its build has another shape (the
 	# guest analyses the cached build and refuses it by name)
 	if build/xk -q gen --prepare 6 PCP_BATCH_DIVISOR >/dev/null 2>&1; then
@@ -62,7 +66,8 @@ prepare_tables() {
 		return 1
 	fi
 	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_RMW G_INLINE G_HOLD G_VAR G_PT G_REC G_DUP \
-		 G_ADDR G_INIT G_BUDGET G_SIZE G_SYSCTL G_RESET G_ALT G_FAULT G_JL G_IDX G_HEAP G_RO G_ROA; do
+		 G_ADDR G_INIT G_BUDGET G_SIZE G_SYSCTL G_RESET G_ALT G_FAULT G_JL G_IDX G_HEAP G_RO G_ROA \
+		 G_DERIV; do
 		build/xk -q gen --catalog tests/fixtures/golden/golden.conf "$c" \
 			>/dev/null || return 1
 	done

@@ -826,6 +826,7 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 	err = xk_build(k, &only, &o, b);
 	for (int i = 0; i < b->nr_objects && !err; i++) {
 		struct gen_input in = { .object = b->object[i], .def = t->def,
+					.kernel = k,
 					.min = t->min, .max = t->max };
 
 		xk_strlcpy(in.base_path, b->base[i], sizeof(in.base_path));

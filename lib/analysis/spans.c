@@ -2562,12 +2562,24 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 			err = gen_add_note(t, why);
 			goto out;
 		}
+		/* what it stored in static variables: recomputed per value */
+		char boot[240] = "";
+
+		if (!in->by_shape) {
+			err = gen_boot_data(in, fb, &c.base, c.var, t, boot,
+					    sizeof(boot));
+			if (err) {	/* 1: its variables are spans */
+				err = err < 0 ? err : 0;
+				goto out;
+			}
+		}
 		err = boot_heap_use(&c, t, why, sizeof(why)) ?:
 		      gen_add_span(t, in, fb, &sp);
 		if (!err)
 			span_refuse(sp, "%s is boot-time code (%s, freed after boot): "
-				    "what it computed keeps the compiled-in value%s",
-				    fb->name, fb->sec->name, why);
+				    "what it computed keeps the compiled-in value%s%s%s",
+				    fb->name, fb->sec->name, why,
+				    boot[0] ? "; as variables it derives: " : "", boot);
 		goto out;
 	}
 	if (!nr_seeds) {
@@ -2863,7 +2875,12 @@ int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->nr_points <= 0 ||
 		    strcmp(sp->object, in->object))
 			continue;
-		err = point_of_span(in, &base, t, sp, rows[i], why, sizeof(why));
+		if (sp->cls == XK_SPAN_DATA)
+			err = gen_boot_data_point(in, &base, &var, sp, &rows[i][0],
+						  why, sizeof(why));
+		else
+			err = point_of_span(in, &base, t, sp, rows[i], why,
+					    sizeof(why));
 		if (err == -ENOTSUP)
 			err = xk_err(-ENOTSUP, "%s = %lld cannot be retuned: span %d "
 					       "(%s+%#llx, per-value form): %s",

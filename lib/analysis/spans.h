@@ -101,5 +101,38 @@ const char *gen_unfollowable_branch(const struct xk_sym *f,
  */
 int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 		     __s64 (*rows)[XK_MAX_PARAMS]);
+/* The named function or object of sec's object that holds byte at of sec,
+ * or NULL (datadiff.c). */
+const struct xk_sym *gen_holder_in(const struct xk_sec *sec, int64_t at);
+/*
+ * Whether code of object o but function skip (NULL: none) stores to bytes
+ * [from, to) of data object y or takes an address in them, the variable's
+ * own interface (a setter, a sysctl handler) aside; why names the first
+ * (datadiff.c).
+ */
+int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
+		    uint64_t from, uint64_t to, const struct xk_sym *skip,
+		    char *why, size_t size, bool *writes);
+/*
+ * Variables boot code derives from the constant (bootdata.c): function fb
+ * (boot-time code of the baseline, its code base; var[v] its code in each
+ * build) stores, in the straight-line run it starts with, values that
+ * differ between the builds to static variables, and the constant reaches
+ * nothing else of it. Each variable becomes a data span with the value
+ * each build's run stores (per value: points); 1 with them added, 0 with
+ * why when fb is no such code, or -errno.
+ */
+int gen_boot_data(const struct gen_input *in, const struct xk_sym *fb,
+		  const struct xk_func_code *base,
+		  const struct xk_func_code *var, struct xk_scope *t,
+		  char *why, size_t size);
+/*
+ * The value a derived variable's span sp (gen_boot_data) holds in the build
+ * of object var: the run of its boot code there, checked against the same
+ * function of the baseline base as xk gen checks it; -ENOTSUP with why.
+ */
+int gen_boot_data_point(const struct gen_input *in, struct xk_obj *base,
+			struct xk_obj *var, const struct xk_scope_span *sp,
+			__s64 *value, char *why, size_t size);
 
 #endif

@@ -401,7 +401,7 @@ int xk_rt_set(int fd, const char *name, long long value, int mode,
 /*
  * The table's parameters at value for a loaded constant's per-value spans
  * (the table must have the point: xk_gen_point), one row per supported
- * span in the order xk_rt_load gave them.
+ * span in the order xk_rt_load gave them (spans of code, then variables).
  */
 static int xk_rt_add_point_impl(int fd, const struct xk_scope *t, long long value,
 				int *added)
@@ -414,19 +414,23 @@ static int xk_rt_add_point_impl(int fd, const struct xk_scope *t, long long valu
 	rows = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*rows));
 	if (!rows)
 		return xk_err(-ENOMEM, "%s: out of memory", t->constant);
-	for (int i = 0; i < t->nr_spans && !err; i++) {
-		const struct xk_scope_span *s = &t->spans[i];
-		bool found = xk_scope_span_has_value(s, value, t->def);
+	/* the spans of code, then the variables: the load's order */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < t->nr_spans && !err; i++) {
+			const struct xk_scope_span *s = &t->spans[i];
+			bool found = xk_scope_span_has_value(s, value, t->def);
 
-		if (!loaded_as_code(s))
-			continue;
-		for (int j = 0; j < s->nr_points; j++)
-			if (s->points[j].n == value)
-				memcpy(rows[n], s->points[j].p, sizeof(rows[n]));
-		if (!found)
-			err = xk_err(-ENOKEY, "%s: span %d has no point for %lld",
-				     t->constant, i, value);
-		n++;
+			if (pass ? s->cls != XK_SPAN_DATA : !loaded_as_code(s))
+				continue;
+			for (int j = 0; j < s->nr_points; j++)
+				if (s->points[j].n == value)
+					memcpy(rows[n], s->points[j].p,
+					       sizeof(rows[n]));
+			if (!found)
+				err = xk_err(-ENOKEY, "%s: span %d has no point "
+					     "for %lld", t->constant, i, value);
+			n++;
+		}
 	}
 	if (!err) {
 		xk_strlcpy(req.name, t->constant, sizeof(req.name));

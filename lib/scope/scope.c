@@ -65,7 +65,8 @@ static int check_span_rules(const char *where, const struct xk_scope *t,
 	why = xk_ioc_span_check(&d);
 	if (!why)
 		why = xk_rule_check_points(s->points, s->nr_points, t->def, t->min,
-					   t->max, s->nr_imms);
+					   t->max, s->emulate == XK_EMULATE_DATA ?
+					   0 : s->nr_imms);
 	for (int l = 0; !why && s->nr_points && l < s->nr_locs; l++)
 		for (uint32_t i = 0; i < s->locs[l].expr.len; i++)
 			if (s->locs[l].expr.insn[i].op == XK_OP_PARAM &&

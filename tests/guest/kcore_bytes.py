@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-# Prints, in hex, LEN bytes of the live kernel text (or read-only data) at
+# Prints, in hex, LEN bytes of the live kernel text or data at
 # SYMBOL+OFFSET, read
 # from /proc/kcore (the kernel's own ELF view of its memory) with the
 # address from /proc/kallsyms: a view of the text that owes nothing to
@@ -13,7 +13,7 @@ addr = None
 with open("/proc/kallsyms") as f:
     for line in f:
         p = line.split()
-        if len(p) >= 3 and p[2] == sym and p[1] in "tTrR":
+        if len(p) >= 3 and p[2] == sym and p[1] in "tTrRdDbB":
             addr = int(p[0], 16) + off
             break
 if not addr:

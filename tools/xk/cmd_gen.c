@@ -199,6 +199,19 @@ static void print_span(const struct xk_build_result *b, int i,
 		printf("\n    why: %s\n", s->why);
 		return;
 	}
+	if (s->cls == XK_SPAN_DATA && s->nr_points > 0) {
+		printf(", %llu bytes of the %llu-byte variable\n"
+		       "    a variable boot code derives from it: written as the "
+		       "build with the value computes it (no probe, no cost)\n"
+		       "    per value (other values are built when set):",
+		       (unsigned long long)(s->probe - s->start),
+		       (unsigned long long)s->func_size);
+		for (int j = 0; j < s->nr_points; j++)
+			printf(" N=%lld:%lld", (long long)s->points[j].n,
+			       (long long)s->points[j].p[0]);
+		printf("\n");
+		return;
+	}
 	if (s->cls == XK_SPAN_DATA) {
 		printf(", %llu bytes of the %llu-byte variable\n"
 		       "    a variable it initialises: written as the build with "

@@ -382,8 +382,10 @@ static inline const char *xk_ioc_data_check(const struct xk_ioc_span *d)
 	__u32 size = m->size;
 
 	if (d->nr_locs || d->nr_exits || d->nr_ranges || d->nr_mem_in ||
-	    d->nr_points || d->post_len || d->escapes)
-		return "a variable's span has locations, exits, ranges, inputs or points";
+	    d->post_len || d->escapes)
+		return "a variable's span has locations, exits, ranges or inputs";
+	if (d->nr_points > XK_MAX_POINTS)
+		return "more points than the limit";
 	if (d->func_size == 0 || d->func_size > XK_MAX_FUNC_SIZE)
 		return "the variable is empty or larger than the limit";
 	if (d->nr_imms != 1)
@@ -400,11 +402,38 @@ static inline const char *xk_ioc_data_check(const struct xk_ioc_span *d)
 	for (__u32 i = 0; i < size; i++)
 		if (d->expect_mask[i] != 0xff)
 			return "a variable's field is not compared in full";
-	if (m->a == 0)
-		return "a variable's field does not depend on the value";
+	/* per value (a variable boot code derives): a point's p[0] is the
+	 * field at its n, and there is no fit */
+	for (__u32 i = 0; i < d->nr_points; i++) {
+		__u8 b[8];
+
+		if (xk_rule_data_bytes(0, d->points[i].p[0], 0, size, b))
+			return "a variable's point does not fit its field";
+	}
+	if (d->nr_points ? m->a != 0 : m->a == 0)
+		return d->nr_points ? "a per-value variable has a fit too" :
+		       "a variable's field does not depend on the value";
 	if (d->nr_cands > XK_MAX_CANDS)
 		return "more candidate addresses than the limit";
 	return 0;
+}
+
+/*
+ * The bytes a variable's span holds at value n: its fit's a*n + b, or per
+ * value the point at n among the first nr of pt (those published). NULL,
+ * or why not (out[] then unset).
+ */
+static inline const char *xk_ioc_var_bytes(const struct xk_ioc_imm *m,
+					   const struct xk_point *pt, __u32 nr,
+					   __s64 n, __u8 out[8])
+{
+	if (!nr)
+		return xk_rule_data_bytes(m->a, m->b, n, m->size, out);
+	for (__u32 i = 0; i < nr && i < XK_MAX_POINTS; i++)
+		if (pt[i].n == n)
+			return xk_rule_data_bytes(0, pt[i].p[0], 0, m->size, out);
+	return "no value prepared for this variable (per value: xk set "
+	       "builds it)";
 }
 
 /*
