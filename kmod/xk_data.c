@@ -287,8 +287,9 @@ static const char *var_bytes(const struct xk_var *v, s64 n, u64 *x)
 }
 
 /*
- * Whether every variable of c can hold value n: a*n + b fits its field, or
- * per value, n has a point. Before a transition or a load, under xk_lock.
+ * Whether every variable of c can hold value n: a*n + b fits its field
+ * (-ERANGE), or per value, n has a point (-ENOKEY: user space builds and
+ * hands it, then sets again). Before a transition or a load, under xk_lock.
  */
 int xk_var_check_value(const struct xk_const *c, s64 n, char *error)
 {
@@ -298,6 +299,13 @@ int xk_var_check_value(const struct xk_const *c, s64 n, char *error)
 		u64 b;
 
 		why = var_bytes(&c->vars[i], n, &b);
+		/* per value: a point not handed yet (xk_table_add_point) */
+		if (why && c->vars[i].desc.nr_points)
+			return xk_error(error, "%s: variable %s+%#llx has no value "
+					"for %lld yet: it comes from a build with the "
+					"value (xk set builds it; xk gen --prepare %lld "
+					"ahead of time)", c->name, c->vars[i].desc.func,
+					c->vars[i].desc.start, n, n), -ENOKEY;
 		if (why)
 			return xk_error(error, "%s: value %lld: %s (%s+%#llx, %u "
 					"bytes)", c->name, n, why, c->vars[i].desc.func,

@@ -13,9 +13,24 @@
 
 #define MAX_CELLS (64u << 20)
 
+/* sub rsp, imm or add rsp, imm: moves the stack pointer by a constant */
+static bool moves_rsp(const struct xk_insn *in)
+{
+	return !strncmp(in->text, "sub rsp, ", 9) || !strncmp(in->text, "add rsp, ", 9);
+}
+
+/*
+ * Whether a and b are one operation but for their operands. A frame's
+ * allocation is one whichever way it is written: gcc allocates 128 bytes
+ * as add rsp, -0x80 (an imm8), 120 as sub rsp, 0x78 (frame_pair in spans.c
+ * reads the sizes).
+ */
 static bool same_mnemonic(const struct xk_insn *a, const struct xk_insn *b)
 {
 	size_t n = strcspn(a->text, " ");
+
+	if (moves_rsp(a) && moves_rsp(b))
+		return true;
 
 	return n == strcspn(b->text, " ") && !strncmp(a->text, b->text, n);
 }

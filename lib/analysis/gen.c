@@ -264,6 +264,121 @@ out:
 	return err;
 }
 
+/* The refusal of a span whose check build has another shape there. */
+#define WHY_CHECK_SHAPE "the span cannot be found in that build"
+
+/* Whether t refuses a span of sp's function because the check build has
+ * another shape there. */
+static bool check_lost(const struct xk_scope *t, const struct xk_scope_span *sp)
+{
+	for (int i = 0; i < t->nr_spans; i++)
+		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
+		    same_function(&t->spans[i], sp) &&
+		    strstr(t->spans[i].why, WHY_CHECK_SHAPE))
+			return true;
+	return false;
+}
+
+/*
+ * A function whose frame the constant sizes (an array on the stack: every
+ * span of it state of the call, spans.c: whole_function) never takes a
+ * value above the default (bound_call_state). When its check build, above
+ * the fit, has another shape there (FQ_GC_MAX's fq_gc is no longer
+ * inlined into fq_enqueue at 16), the check is made where its values lie
+ * instead: at the default minus one. Each object with such a refusal is
+ * analysed again with that check build; a function takes the new spans
+ * (merge_redo) when it had such a refusal and every new span of it is
+ * supported and of a frame. Runs after the first analysis.
+ */
+static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *c,
+			   const struct xk_build_result *b, struct xk_scope *t)
+{
+	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true,
+		.value = c->def - 1);
+	struct xk_build_result *below = NULL;
+	struct xk_scope redo = { .nr_spans = 0 };
+	struct xk_constant only = *c;
+	bool any = false;
+	char what[64];
+	int err = 0;
+
+	for (int i = 0; i < t->nr_spans && !any; i++)
+		any = t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
+		      strstr(t->spans[i].why, WHY_CHECK_SHAPE);
+	if (!any || c->def - 1 < c->min || c->def - 1 == b->value[0] ||
+	    c->def - 1 == b->value[1])
+		return 0;
+	snprintf(what, sizeof(what), "checked at N=%lld", c->def - 1);
+	err = refused_objects(c, t, &only, "the check below the default");
+	if (err || !only.objects[0])
+		return err;
+	below = calloc(1, sizeof(*below));
+	if (!below)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	err = xk_build(k, &only, &o, below);
+	if (err && err != -ENOMEM) {	/* no such build: the refusals stand */
+		xk_err_clear();
+		err = 0;
+		goto out;
+	}
+	for (int i = 0; !err && i < below->nr_objects; i++) {
+		struct gen_input in = { .object = below->object[i], .def = c->def,
+					.min = c->min, .max = c->max, .kernel = k };
+		char module[64];
+		int j;
+
+		for (j = 0; j < b->nr_objects; j++)
+			if (!strcmp(b->object[j], in.object))
+				break;
+		if (j == b->nr_objects)
+			continue;
+		in.module = module_name(b->module[j], module, sizeof(module));
+		in.ko = b->module[j];
+		xk_strlcpy(in.base_path, b->base[j], sizeof(in.base_path));
+		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+			in.variant[v].value = b->value[v];
+			xk_strlcpy(in.variant[v].path, b->variant[j][v],
+				   sizeof(in.variant[v].path));
+		}
+		in.variant[GEN_FIT_VARIANTS].value = c->def - 1;
+		xk_strlcpy(in.variant[GEN_FIT_VARIANTS].path, below->variant[i][0],
+			   sizeof(in.variant[GEN_FIT_VARIANTS].path));
+		err = gen_object(&in, &redo);
+	}
+	/* only the functions whose check was lost stay, and take the new
+	 * spans when every one is a supported span of a frame */
+	for (int i = 0, kept = 0; !err && i < redo.nr_spans;) {
+		int n = function_spans(&redo, i);
+		bool frame = true;
+
+		if (!check_lost(t, &redo.spans[i])) {
+			for (int j = i; j < i + n; j++)
+				free(redo.spans[j].replays);
+			i += n;
+			if (i == redo.nr_spans)
+				redo.nr_spans = kept;
+			continue;
+		}
+		for (int j = i; j < i + n; j++)
+			frame &= redo.spans[j].cls == XK_SPAN_UNSUPPORTED ||
+				 redo.spans[j].call_state == XK_CALL_STATE_FRAME;
+		if (!frame)
+			span_refuse(&redo.spans[i], "the function's frame is not "
+				    "sized by the constant (values above the "
+				    "default stay possible)");
+		memmove(&redo.spans[kept], &redo.spans[i], n * sizeof(redo.spans[0]));
+		kept += n;
+		i += n;
+		if (i == redo.nr_spans)
+			redo.nr_spans = kept;
+	}
+	err = err ?: merge_redo(t, &redo, what);
+out:
+	xk_scope_free(&redo);
+	free(below);
+	return err;
+}
+
 /*
  * The replayed form of one object's functions with refused spans in t,
  * from builds with values[v] (paths[v]; "" when that value did not build):
@@ -686,6 +801,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		}
 		err = gen_object(&in, t);
 	}
+	err = err ?: gen_check_below(k, c, b, t);
 	err = err ?: gen_by_shape(k, c, t);
 	err = err ?: gen_replay(k, c, b, t);
 	err = err ?: heap_in_one_call(k, c, b, t);

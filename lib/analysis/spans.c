@@ -1080,19 +1080,19 @@ static int record_points(const struct func_ctx *c, const struct span_work *w,
 	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 		struct xk_point *pt = &sp->points[sp->nr_points];
 
-		if (!w->usable[v])
+		/* a build outside the bounds is no value it can take */
+		if (!w->usable[v] || in->variant[v].value < in->min ||
+		    in->variant[v].value > in->max)
 			continue;
 		others++;
-		if (in->variant[v].value < in->min || in->variant[v].value > in->max)
-			continue;
 		pt->n = in->variant[v].value;
 		memcpy(pt->p, w->pv[v], sizeof(pt->p));
 		sp->nr_points++;
 	}
 	if (others)
 		return 0;
-	span_refuse(sp, "per-value form: no build with another value has the "
-		    "baseline's shape (%s)", why_not);
+	span_refuse(sp, "per-value form: no build with another value within "
+		    "the bounds has the baseline's shape (%s)", why_not);
 	return -ENOTSUP;
 }
 

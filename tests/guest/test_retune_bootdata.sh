@@ -16,6 +16,7 @@
 #   -> 2^40/410.
 . "$(dirname "$0")/lib.sh"
 trap 'cleanup_xk; rmmod xk_golden 2>/dev/null; true' EXIT
+GCAT=tests/fixtures/golden/golden.conf
 derived() { awk '{ print $3 }' $GOLDEN/boot; }
 # a variable's bytes, little endian, as a number
 var_value() {
@@ -26,11 +27,11 @@ var_value() {
 # ---- golden ----
 insmod "$GOLDEN_KO" || fail "insmod xk_golden"
 expect_eq "golden_derived compiled-in" "$(derived)" 15
-$XK set G_DERIV=2048 || fail "set G_DERIV=2048"
+$XK set --catalog "$GCAT" G_DERIV=2048 || fail "set G_DERIV=2048"
 expect_eq "golden_derived at 2048" "$(derived)" 5
 $XK status | grep -Eq "golden_derived\+0(x0)?: 1 writes, none \(a variable\)" ||
 	fail "status: $($XK status)"
-out=$($XK set G_DERIV=1500 2>&1) || fail "set G_DERIV=1500: $out"
+out=$($XK set --catalog "$GCAT" G_DERIV=1500 2>&1) || fail "set G_DERIV=1500: $out"
 echo "$out"
 expect_eq "golden_derived at 1500 (prepared while loaded)" "$(derived)" 7
 dmesg | grep -q "point G_DERIV: value 1500 prepared in 1 spans" ||
@@ -40,7 +41,7 @@ expect_eq "golden_derived after unload" "$(derived)" 15
 rmmod xk_golden || fail "rmmod xk_golden"
 insmod "$GOLDEN_KO" golden_derived_beta=600 || fail "insmod with beta 600"
 expect_eq "golden_derived with beta 600" "$(derived)" 10
-out=$($XK set G_DERIV=2048 2>&1) && fail "set over another beta's golden_derived"
+out=$($XK set --catalog "$GCAT" G_DERIV=2048 2>&1) && fail "set over another beta's golden_derived"
 echo "$out" | grep -Eq "golden_derived\+0(x0)? does not hold the compiled-in 1024" ||
 	fail "refusal does not name golden_derived: $out"
 expect_eq "golden_derived left as booted" "$(derived)" 10

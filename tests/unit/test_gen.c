@@ -929,6 +929,29 @@ static int read_only_data_readers_are_spans(void)
 	return 0;
 }
 
+/*
+ * A frame the constant sizes, whose check build above the fit has another
+ * shape: FQ_GC_MAX's `void *tofree[FQ_GC_MAX]` of fq_gc, inlined into
+ * fq_enqueue up to 10 and called from 11 on (the check build, 16, has no
+ * such span). Its values never go above the default (bound_call_state),
+ * so it is checked below, at 7 (gen_check_below): every span supported,
+ * state of the call, bounded at 8. The 128-byte frame of 9 is `add rsp,
+ * -0x80` where 8's is `sub rsp, 0x78`: one operation to the diff.
+ */
+static int frame_is_checked_below_the_default(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(STOCK, "FQ_GC_MAX", &t) == 0);
+	CHECK(t.nr_spans == 3 && xk_scope_nr_supported(&t) == 3);
+	for (int i = 0; i < t.nr_spans; i++)
+		CHECK(t.spans[i].call_state == XK_CALL_STATE_FRAME &&
+		      !strcmp(t.spans[i].func, "sch_fq:fq_enqueue"));
+	CHECK(t.max == 8);
+	xk_scope_free(&t);
+	return 0;
+}
+
 /* A variable's value at n (its point's p[0]), or -1. */
 static long long var_at(const struct xk_scope_span *sp, long long n)
 {
@@ -990,6 +1013,12 @@ static int boot_derived_variables_are_data_spans(void)
 	CHECK(t.spans[0].expect_len == 8);
 	CHECK(var_at(&t.spans[0], 10) == (1LL << 40) / 410);
 	CHECK(var_at(&t.spans[0], 12) == (1LL << 46) / 410);
+	/* cubictcp_cong_avoid's shifts: per value, only the build with 20 (out
+	 * of the bounds, 6 to 14) had the baseline's shape, which is no value
+	 * to take: replayed instead, 12 among the values */
+	for (int i = 1; i < t.nr_spans; i++)
+		CHECK(t.spans[i].emulate == XK_EMULATE_REPLAY &&
+		      xk_scope_replay_of(&t.spans[i], 12));
 	xk_scope_free(&t);
 	return 0;
 }
@@ -1391,6 +1420,7 @@ int main(int argc, char **argv)
 		T(read_only_data_readers_are_spans),
 		T(heap_in_one_call_is_call_state),
 		T(boot_derived_variables_are_data_spans),
+		T(frame_is_checked_below_the_default),
 		T(tsq_replays_without_the_jump_label_region),
 		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),
