@@ -638,6 +638,8 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
  * refusal of a value above quotes); the points and replays of values
  * above go. Runs on the finished table.
  */
+static void drop_outside_bounds(struct xk_scope *t);
+
 static int bound_call_state(struct xk_scope *t, long long def)
 {
 	char note[sizeof(t->notes[0])], funcs[120] = "";
@@ -666,6 +668,17 @@ static int bound_call_state(struct xk_scope *t, long long def)
 		return 0;
 	if (t->max > def)
 		t->max = def;
+	drop_outside_bounds(t);
+	snprintf(note, sizeof(note), "bounds: at most the compiled-in %lld: the "
+		 "constant sizes the frame of %s%s, which holds a smaller "
+		 "value's array, not a larger one's", def, funcs,
+		 nr > named ? " and others" : "");
+	return gen_add_note(t, note);
+}
+
+/* The points and replays of t's spans outside its bounds go. */
+static void drop_outside_bounds(struct xk_scope *t)
+{
 	for (int i = 0; i < t->nr_spans; i++) {
 		struct xk_scope_span *s = &t->spans[i];
 		int keep = 0;
@@ -680,10 +693,85 @@ static int bound_call_state(struct xk_scope *t, long long def)
 				s->replays[keep++] = s->replays[k];
 		s->nr_replays = keep;
 	}
-	snprintf(note, sizeof(note), "bounds: at most the compiled-in %lld: the "
-		 "constant sizes the frame of %s%s, which holds a smaller "
-		 "value's array, not a larger one's", def, funcs,
-		 nr > named ? " and others" : "");
+}
+
+/* floor(x / y) and ceil(x / y), y > 0 */
+static __int128 div_floor(__int128 x, __int128 y)
+{
+	return x / y - (x % y != 0 && x < 0);
+}
+
+static __int128 div_ceil(__int128 x, __int128 y)
+{
+	return x / y + (x % y != 0 && x > 0);
+}
+
+/*
+ * A compare's immediate the compiler derived from the constant means the
+ * source's test only while it does not wrap: x < N is compiled as x <= N -
+ * 1 (cmp $N-1; jbe), and at N = 0 the unsigned x <= 0xffffffff always
+ * holds where x < 0 never does (UTIL_EST_MARGIN's util_est_update, a
+ * catalog minimum of 0). For each supported span whose outcome is flags
+ * (a compare: class flags or dual) with a fit, the values of N whose
+ * immediate a*N + b stays on the default's side of 0 and within the signed
+ * range of its width: the bounds narrow to them, with a note naming the
+ * span ("bounds: ..."). Runs on the finished table.
+ */
+static int bound_wrapping_compares(struct xk_scope *t)
+{
+	char note[sizeof(t->notes[0])] = "";
+	long long min = t->min, max = t->max;
+
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+
+		if ((s->cls != XK_SPAN_FLAGS && s->cls != XK_SPAN_DUAL) ||
+		    s->nr_points || s->emulate == XK_EMULATE_REPLAY)
+			continue;
+		for (int k = 0; k < s->nr_params; k++) {
+			__int128 a = s->fit[k][0], b = s->fit[k][1];
+			int w = k < s->nr_imms && s->imm[k].width ? (int)s->imm[k].width : 32;
+			__int128 top = ((__int128)1 << (w - 1)) - 1, lo, hi, nlo, nhi;
+
+			if (!a || w < 8 || w > 64)
+				continue;
+			/* the default's side of 0 */
+			if (a * t->def + b >= 0) {
+				lo = 0;
+				hi = top;
+			} else {
+				lo = -top - 1;
+				hi = -1;
+			}
+			if (a > 0) {
+				nlo = div_ceil(lo - b, a);
+				nhi = div_floor(hi - b, a);
+			} else {
+				nlo = div_ceil(b - hi, -a);
+				nhi = div_floor(b - lo, -a);
+			}
+			if (nlo > min || nhi < max)
+				snprintf(note, sizeof(note), "bounds: %lld to %lld: "
+					 "span %d's compare immediate (%s+0x%llx, "
+					 "%lld*N %+lld) would wrap past them",
+					 nlo > min ? (long long)nlo : min,
+					 nhi < max ? (long long)nhi : max, i, s->func,
+					 (unsigned long long)s->start,
+					 (long long)s->fit[k][0], (long long)s->fit[k][1]);
+			if (nlo > min)
+				min = (long long)nlo;
+			if (nhi < max)
+				max = (long long)nhi;
+		}
+	}
+	if (!note[0])
+		return 0;
+	if (min > t->def || max < t->def)	/* cannot be: the default holds */
+		return xk_err(-EINVAL, "%s: bounds %lld to %lld miss the default",
+			      t->constant, min, max);
+	t->min = min;
+	t->max = max;
+	drop_outside_bounds(t);
 	return gen_add_note(t, note);
 }
 
@@ -808,6 +896,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	if (!err)
 		refuse_emulated_overlaps(t);
 	err = err ?: bound_call_state(t, c->def);
+	err = err ?: bound_wrapping_compares(t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)

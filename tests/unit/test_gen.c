@@ -952,6 +952,26 @@ static int frame_is_checked_below_the_default(void)
 	return 0;
 }
 
+/*
+ * A compare's immediate the compiler derived from the constant wraps at the
+ * catalog's bounds: UTIL_EST_MARGIN's `diff < N` in util_est_update is
+ * `cmp $N-1, %eax; ja`, and at N = 0 the immediate -1 turns "never" into
+ * "always" (a build with 0 drops the compare). The bounds narrow to 1
+ * (bound_wrapping_compares), with a note naming the span. The template
+ * keeps the constant's long (an int build has another prologue).
+ */
+static int compare_immediates_do_not_wrap(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(STOCK, "UTIL_EST_MARGIN", &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	CHECK(t.min == 1 && t.max == 256);
+	CHECK(strstr(xk_scope_bounds_why(&t), "compare immediate (dequeue_task_fair+"));
+	xk_scope_free(&t);
+	return 0;
+}
+
 /* A variable's value at n (its point's p[0]), or -1. */
 static long long var_at(const struct xk_scope_span *sp, long long n)
 {
@@ -1421,6 +1441,7 @@ int main(int argc, char **argv)
 		T(heap_in_one_call_is_call_state),
 		T(boot_derived_variables_are_data_spans),
 		T(frame_is_checked_below_the_default),
+		T(compare_immediates_do_not_wrap),
 		T(tsq_replays_without_the_jump_label_region),
 		T(swap_iocb_field_moves),
 		T(rcvwin_slack_is_a_multiply),
