@@ -899,6 +899,7 @@ int gen_boot_data(const struct gen_input *in, const struct xk_sym *fb,
 		const char *bad;
 		bool differs = false, writes = false;
 		struct xk_scope_span *sp;
+		uint8_t expect[8];
 		uint64_t off;
 
 		for (int k = 1; k < nr; k++) {
@@ -966,25 +967,12 @@ int gen_boot_data(const struct gen_input *in, const struct xk_sym *fb,
 			      t->spans[k].start == off ? "" : NULL;
 		if (bad)
 			continue;
-		err = gen_add_span(t, in, y, &sp);
+		for (uint32_t b = 0; b < s0->width; b++)
+			expect[b] = (uint8_t)(s0->val.v >> (8 * b));
+		err = gen_add_variable_span(t, in, y, off, s0->width, expect, 0,
+					    (int64_t)s0->val.v, &sp);
 		if (err)
 			goto out;
-		sp->cls = XK_SPAN_DATA;
-		sp->emulate = XK_EMULATE_DATA;
-		sp->start = off;
-		sp->probe = off + s0->width;
-		sp->expect_len = s0->width;
-		for (uint32_t b = 0; b < s0->width; b++)
-			sp->expect[b] = (uint8_t)(s0->val.v >> (8 * b));
-		memset(sp->expect_mask, 0xff, s0->width);
-		sp->nr_params = 1;
-		sp->fit[0][0] = 0;
-		sp->fit[0][1] = (int64_t)s0->val.v;
-		sp->nr_imms = 1;
-		sp->imm[0].insn = sp->imm[0].field = off;
-		sp->imm[0].insn_len = sp->imm[0].size = s0->width;
-		sp->imm[0].width = s0->width * 8;
-		sp->copies = 0;
 		for (int k = 0; k < nr; k++) {
 			int64_t n = values[k];
 			bool have = false;

@@ -966,7 +966,19 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 			 y->name, (unsigned long long)off, how);
 		return 0;
 	}
-	err = gen_add_span(t, in, y, &sp);
+	err = gen_add_variable_span(t, in, y, off, w,
+				    y->sec->data + y->sym.st_value + off, a, b, &sp);
+	return err ?: 1;
+}
+
+int gen_add_variable_span(struct xk_scope *t, const struct gen_input *in,
+			  const struct xk_sym *y, uint64_t off, uint32_t w,
+			  const uint8_t *expect, int64_t a, int64_t b,
+			  struct xk_scope_span **out)
+{
+	struct xk_scope_span *sp;
+	int err = gen_add_span(t, in, y, &sp);
+
 	if (err)
 		return err;
 	sp->cls = XK_SPAN_DATA;
@@ -974,7 +986,7 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 	sp->start = off;
 	sp->probe = off + w;
 	sp->expect_len = w;
-	memcpy(sp->expect, y->sec->data + y->sym.st_value + off, w);
+	memcpy(sp->expect, expect, w);
 	memset(sp->expect_mask, 0xff, w);
 	sp->nr_params = 1;
 	sp->fit[0][0] = a;
@@ -984,7 +996,8 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 	sp->imm[0].insn_len = sp->imm[0].size = w;
 	sp->imm[0].width = w * 8;
 	sp->copies = 0;	/* the module picks the copy by its bytes */
-	return 1;
+	*out = sp;
+	return 0;
 }
 
 static int refuse_use(struct xk_scope *t, const struct gen_input *in,

@@ -101,6 +101,15 @@ const char *gen_unfollowable_branch(const struct xk_sym *f,
  */
 int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 		     __s64 (*rows)[XK_MAX_PARAMS]);
+/*
+ * Appends a span of class data for the w-byte field at off of variable y
+ * (datadiff.c): expect its compiled-in bytes, a*N + b its fit (0 and the
+ * default's value for one per value, whose points the caller adds).
+ */
+int gen_add_variable_span(struct xk_scope *t, const struct gen_input *in,
+			  const struct xk_sym *y, uint64_t off, uint32_t w,
+			  const uint8_t *expect, int64_t a, int64_t b,
+			  struct xk_scope_span **out);
 /* The named function or object of sec's object that holds byte at of sec,
  * or NULL (datadiff.c). */
 const struct xk_sym *gen_holder_in(const struct xk_sec *sec, int64_t at);
