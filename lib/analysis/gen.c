@@ -706,58 +706,160 @@ static __int128 div_ceil(__int128 x, __int128 y)
 	return x / y + (x % y != 0 && x > 0);
 }
 
+/* How the flags a compare leaves are read: its condition codes' kinds. */
+enum flags_use { USE_EQUAL = 1, USE_UNSIGNED = 2, USE_SIGNED = 4, USE_OTHER = 8 };
+
+/* The kind of condition instruction in tests (jcc, setcc, cmovcc; sbb and
+ * adc read the carry), 0 when it reads no flags. */
+static int condition_kind(const struct xk_insn *in)
+{
+	static const char *const uns[] = { "a", "ae", "b", "be", "c", "nc", "na",
+					   "nae", "nb", "nbe" };
+	static const char *const sig[] = { "g", "ge", "l", "le", "s", "ns", "o",
+					   "no", "ng", "nge", "nl", "nle" };
+	const char *m = in->text, *cc;
+	char name[16];
+
+	if (!strncmp(m, "sbb ", 4) || !strncmp(m, "adc ", 4))
+		return USE_UNSIGNED;
+	if (m[0] == 'j' && strncmp(m, "jmp", 3))
+		cc = m + 1;
+	else if (!strncmp(m, "set", 3))
+		cc = m + 3;
+	else if (!strncmp(m, "cmov", 4))
+		cc = m + 4;
+	else
+		return 0;
+	xk_snprintf(name, sizeof(name), "%.*s", (int)strcspn(cc, " "), cc);
+	if (!strcmp(name, "e") || !strcmp(name, "ne") || !strcmp(name, "z") ||
+	    !strcmp(name, "nz"))
+		return USE_EQUAL;
+	for (size_t k = 0; k < ARRAY_SIZE(uns); k++)
+		if (!strcmp(name, uns[k]))
+			return USE_UNSIGNED;
+	for (size_t k = 0; k < ARRAY_SIZE(sig); k++)
+		if (!strcmp(name, sig[k]))
+			return USE_SIGNED;
+	return USE_OTHER;
+}
+
+/*
+ * How the flags of span sp are read after its probe point, in the
+ * baseline object of b that holds it: the kinds of the conditions up to
+ * the next instruction that may change the flags or leave the block
+ * (conditional jumps go on: `jb; je` reads one compare twice).
+ * USE_OTHER when it cannot tell.
+ */
+static int flags_use(const struct xk_build_result *b, const struct xk_scope_span *sp)
+{
+	struct xk_func_code code = { 0 };
+	struct xk_obj o;
+	struct xk_sym *f;
+	ssize_t i;
+	int use = 0, j;
+
+	for (j = 0; j < b->nr_objects && strcmp(b->object[j], sp->object); j++)
+		;
+	if (j == b->nr_objects || xk_obj_open(&o, b->base[j])) {
+		xk_err_clear();
+		return USE_OTHER;
+	}
+	f = gen_span_function(&o, sp);
+	if (!f || xk_disasm_func(f, &code)) {
+		xk_err_clear();
+		xk_obj_close(&o);
+		return USE_OTHER;
+	}
+	i = xk_code_index(&code, sp->probe);
+	for (; i >= 0 && (size_t)i < code.nr; i++) {
+		const struct xk_insn *in = &code.insn[i];
+		int kind = condition_kind(in);
+
+		use |= kind;
+		if (kind && in->is_branch && in->is_cond)
+			continue;
+		if (kind || in->id == X86_INS_MOV || in->id == X86_INS_LEA ||
+		    in->id == X86_INS_NOP || in->id == X86_INS_MOVZX ||
+		    in->id == X86_INS_MOVSX || in->id == X86_INS_MOVSXD)
+			continue;
+		break;	/* may write the flags, or leaves the block */
+	}
+	if (i < 0 || !use)
+		use = USE_OTHER;
+	xk_func_code_free(&code);
+	xk_obj_close(&o);
+	return use;
+}
+
 /*
  * A compare's immediate the compiler derived from the constant means the
- * source's test only while it does not wrap: x < N is compiled as x <= N -
- * 1 (cmp $N-1; jbe), and at N = 0 the unsigned x <= 0xffffffff always
- * holds where x < 0 never does (UTIL_EST_MARGIN's util_est_update, a
- * catalog minimum of 0). For each supported span whose outcome is flags
- * (a compare: class flags or dual) with a fit, the values of N whose
- * immediate a*N + b stays on the default's side of 0 and within the signed
- * range of its width: the bounds narrow to them, with a note naming the
- * span ("bounds: ..."). Runs on the finished table.
+ * source's test only while it does not wrap at the compare's width: x < N
+ * is compiled as x <= N - 1 (cmp $N-1; jbe), and at N = 0 the unsigned
+ * x <= 0xffffffff always holds where x < 0 never does (UTIL_EST_MARGIN's
+ * util_est_update, a catalog minimum of 0). The fit is checked at built
+ * values, never at the bounds. For each supported span whose outcome is
+ * flags (class flags or dual) with a fit, the immediate a*N + b must stay
+ * in the range its readers take without a wrap: 0 to 2^w - 1 for unsigned
+ * conditions (or below 0 when the default's is), -2^(w-1) to 2^(w-1) - 1
+ * for signed ones, the w-bit values for equality; all of them for readers
+ * of several kinds or unknown ones. The bounds narrow to the values of N
+ * that keep it there, with a note naming the span ("bounds: ..."). Runs on
+ * the finished table.
  */
-static int bound_wrapping_compares(struct xk_scope *t)
+static int bound_wrapping_compares(struct xk_scope *t, const struct xk_build_result *b)
 {
 	char note[sizeof(t->notes[0])] = "";
 	long long min = t->min, max = t->max;
 
 	for (int i = 0; i < t->nr_spans; i++) {
 		const struct xk_scope_span *s = &t->spans[i];
+		int use = -1;
 
 		if ((s->cls != XK_SPAN_FLAGS && s->cls != XK_SPAN_DUAL) ||
 		    s->nr_points || s->emulate == XK_EMULATE_REPLAY)
 			continue;
 		for (int k = 0; k < s->nr_params; k++) {
-			__int128 a = s->fit[k][0], b = s->fit[k][1];
+			__int128 a = s->fit[k][0], b0 = s->fit[k][1];
 			int w = k < s->nr_imms && s->imm[k].width ? (int)s->imm[k].width : 32;
-			__int128 top = ((__int128)1 << (w - 1)) - 1, lo, hi, nlo, nhi;
+			__int128 half = (__int128)1 << (w - 1), lo = 0, hi, nlo, nhi;
+			bool neg;
 
 			if (!a || w < 8 || w > 64)
 				continue;
-			/* the default's side of 0 */
-			if (a * t->def + b >= 0) {
-				lo = 0;
-				hi = top;
+			if (use < 0)
+				use = flags_use(b, s);
+			neg = a * t->def + b0 < 0;
+			if (use == USE_EQUAL) {
+				lo = -half;
+				hi = 2 * half - 1;
+			} else if (use == USE_SIGNED) {
+				lo = -half;
+				hi = half - 1;
 			} else {
-				lo = -top - 1;
-				hi = -1;
+				/* unsigned: no crossing of 0; mixed: no crossing
+				 * of either boundary */
+				lo = neg ? -half : 0;
+				hi = neg ? -1 : use == USE_UNSIGNED ? 2 * half - 1 : half - 1;
 			}
 			if (a > 0) {
-				nlo = div_ceil(lo - b, a);
-				nhi = div_floor(hi - b, a);
+				nlo = div_ceil(lo - b0, a);
+				nhi = div_floor(hi - b0, a);
 			} else {
-				nlo = div_ceil(b - hi, -a);
-				nhi = div_floor(b - lo, -a);
+				nlo = div_ceil(b0 - hi, -a);
+				nhi = div_floor(b0 - lo, -a);
 			}
 			if (nlo > min || nhi < max)
 				snprintf(note, sizeof(note), "bounds: %lld to %lld: "
 					 "span %d's compare immediate (%s+0x%llx, "
-					 "%lld*N %+lld) would wrap past them",
-					 nlo > min ? (long long)nlo : min,
+					 "%lld*N %+lld, %d bits, %s) would wrap past "
+					 "them", nlo > min ? (long long)nlo : min,
 					 nhi < max ? (long long)nhi : max, i, s->func,
 					 (unsigned long long)s->start,
-					 (long long)s->fit[k][0], (long long)s->fit[k][1]);
+					 (long long)s->fit[k][0], (long long)s->fit[k][1], w,
+					 use == USE_UNSIGNED ? "read unsigned" :
+					 use == USE_SIGNED ? "read signed" :
+					 use == USE_EQUAL ? "read for equality" :
+					 "read as signed and unsigned");
 			if (nlo > min)
 				min = (long long)nlo;
 			if (nhi < max)
@@ -896,7 +998,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	if (!err)
 		refuse_emulated_overlaps(t);
 	err = err ?: bound_call_state(t, c->def);
-	err = err ?: bound_wrapping_compares(t);
+	err = err ?: bound_wrapping_compares(t, b);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	if (err)
