@@ -21,11 +21,13 @@
  * default, as at boot with none given), and ends at the first call but
  * __fentry__, branch, return or instruction it does not model. The form
  * holds only when, in every build: the code from that end on is the same,
- * no branch comes back into the run, every register the end passes on (a
- * call's arguments, by the callee's BTF prototype, and the callee-saved
- * ones) holds the same value, and every store whose value differs goes to
- * an aligned field of a static variable in writable data that no other
- * code of the object writes. The inputs being their defaults at boot is
+ * no branch comes back into the run, what the end passes on holds the same
+ * value (a call of another object's function: its arguments by its BTF
+ * prototype and the callee-saved registers; a return: rax and those; any
+ * other end: every register and the flags), and every store that differs
+ * goes to an aligned field of a static variable in writable data that no
+ * other code of the object writes and no other boot-time code of it (nor
+ * the function after its run) refers to. The inputs being their defaults at boot is
  * checked where it can be: the module refuses a variable that does not
  * hold the baseline's value at load (a parameter given at boot changes
  * it), and writes it by compare-and-exchange only (kmod/xk_data.c).
@@ -63,6 +65,9 @@ struct boot_store {
 struct boot_run {
 	struct cval reg[XK_NR_REGS];
 	bool written[XK_NR_REGS];
+	/* the flags: made of the last operation that set them (its kind and
+	 * operands), the same in every build where those are */
+	struct cval flags;
 	struct boot_store st[BOOT_MAX_STORES];
 	int nr_st;
 	size_t stop;			/* the instruction the run ends at */
@@ -204,6 +209,8 @@ static bool rip_place(const struct xk_sym *f, const struct xk_insn *in,
 	return true;
 }
 
+static struct cval address_of(const struct xk_sec *sec, int64_t place);
+
 /* A load of width bytes at (sec, place): what the run stored there last,
  * else the object's initial bytes (zero in .bss), else unknown. */
 static struct cval load(const struct boot_run *r, const struct xk_sec *sec,
@@ -235,6 +242,23 @@ static struct cval load(const struct boot_run *r, const struct xk_sec *sec,
 		return num(0);
 	if (!sec->data)
 		return unknown;
+	/* a cell a relocation fills in (a pointer): its bytes are 0 in the
+	 * object, an address in the kernel */
+	{
+		const struct xk_rela *rl = xk_rela_in(sec, (uint64_t)place,
+						      (uint64_t)place + (uint64_t)width);
+
+		if (rl) {
+			if (rl->offset == (uint64_t)place && width == 8 &&
+			    rl->type == R_X86_64_64 && rl->sym)
+				return GELF_ST_TYPE(rl->sym->sym.st_info) == STT_SECTION ?
+				       address_of(rl->sym->sec,
+						  (int64_t)rl->sym->sym.st_value + rl->addend) :
+				       (struct cval){ .known = true, .v = (uint64_t)rl->addend,
+						      .addr = rl->sym->name };
+			return unknown;
+		}
+	}
 	for (int i = width - 1; i >= 0; i--)
 		v = v << 8 | sec->data[place + i];
 	return num(v);
@@ -287,7 +311,9 @@ static struct cval operand(const struct boot_run *r, const struct xk_sym *f,
 	case X86_OP_IMM:
 		return imm_of(f, in, op);
 	case X86_OP_MEM:
-		if (op->mem.base == X86_REG_RIP && rip_place(f, in, &sec, &place, &name))
+		/* %gs: names the per-CPU copy, not the object's bytes */
+		if (op->mem.segment == X86_REG_INVALID && op->mem.base == X86_REG_RIP &&
+		    rip_place(f, in, &sec, &place, &name))
 			return load(r, sec, place, op->size ?: 8, name);
 		return unknown;
 	default:
@@ -381,6 +407,8 @@ static int divide(struct boot_run *r, const struct xk_insn *in, struct cval x,
 	if (sign) {
 		n = bytes == 8 ? (__int128)un : (__int128)(int64_t)(uint64_t)un;
 		d = (__int128)(int64_t)sext(x.v, bytes);
+		if (d == -1 && bytes == 8 && un == (unsigned __int128)1 << 127)
+			return refuse_run(r, in, "a quotient wider than the register");
 		if (n / d > (__int128)(int64_t)(mask(bytes) >> 1) ||
 		    n / d < -(__int128)(int64_t)(mask(bytes) >> 1) - 1)
 			return refuse_run(r, in, "a quotient wider than the register");
@@ -426,9 +454,15 @@ static bool step(struct boot_run *r, const struct xk_sym *f,
 	switch (in->id) {
 	case X86_INS_NOP:
 	case X86_INS_ENDBR64:
+		return true;
 	case X86_INS_CMP:
 	case X86_INS_TEST:
-		return true;	/* flags: the run ends before any reader */
+		if (x->op_count != 2)
+			break;
+		a = operand(r, f, in, o0);
+		b = operand(r, f, in, o1);
+		r->flags = made(in->id, bytes, &a, &b);
+		return true;
 	case X86_INS_MOV:
 	case X86_INS_MOVABS:
 	case X86_INS_MOVZX:
@@ -500,6 +534,7 @@ static bool step(struct boot_run *r, const struct xk_sym *f,
 			a = operand(r, f, in, o0);
 			b = x->op_count == 2 ? operand(r, f, in, o1) : num(1);
 		}
+		r->flags = made(in->id, bytes, &a, &b);
 		if (in->id == X86_INS_XOR && x->op_count == 2 &&
 		    o1->type == X86_OP_REG && o1->reg == o0->reg) {
 			write_reg(r, o0->reg, num(0));
@@ -526,6 +561,8 @@ static bool step(struct boot_run *r, const struct xk_sym *f,
 		if (x->op_count != 1 || o0->type != X86_OP_REG)
 			break;
 		a = read_reg(r, o0->reg, &w);
+		if (in->id != X86_INS_NOT)
+			r->flags = made(in->id, bytes, &a, NULL);
 		if (!a.known || a.addr) {
 			write_reg(r, o0->reg, made(in->id, bytes, &a, NULL));
 			return true;
@@ -553,6 +590,7 @@ static bool step(struct boot_run *r, const struct xk_sym *f,
 	case X86_INS_IDIV:
 		if (x->op_count != 1 || (bytes != 4 && bytes != 8))
 			break;
+		r->flags = unknown;	/* undefined after div */
 		*err = divide(r, in, operand(r, f, in, o0), bytes);
 		return !*err;
 	case X86_INS_MUL:
@@ -560,6 +598,7 @@ static bool step(struct boot_run *r, const struct xk_sym *f,
 			break;
 		a = r->reg[XK_RAX];
 		b = operand(r, f, in, o0);
+		r->flags = made(in->id, bytes, &a, &b);
 		if (a.known && b.known && !a.addr && !b.addr) {
 			unsigned __int128 p = (unsigned __int128)a.v * b.v;
 
@@ -570,13 +609,18 @@ static bool step(struct boot_run *r, const struct xk_sym *f,
 		}
 		r->written[XK_RAX] = r->written[XK_RDX] = true;
 		return true;
-	case X86_INS_PUSH:
-		/* a callee-saved register kept: the slot is the stack's */
-		if (x->op_count != 1 || o0->type != X86_OP_REG ||
+	case X86_INS_PUSH: {
+		/* a callee-saved register kept: the slot is the stack's; a
+		 * value the run made could come back in the tail (pop) */
+		int g = o0->type == X86_OP_REG ? xk_gpr(o0->reg, NULL, NULL) : -1;
+
+		if (x->op_count != 1 || g < 0 || r->written[g] ||
 		    !r->reg[XK_RSP].known || !r->reg[XK_RSP].addr)
 			break;
 		r->reg[XK_RSP].v -= 8;
+		r->written[XK_RSP] = true;
 		return true;
+	}
 	default:
 		break;
 	}
@@ -592,6 +636,7 @@ static int run_boot(const struct xk_sym *f, const struct xk_func_code *code,
 
 	memset(r, 0, sizeof(*r));
 	r->reg[XK_RSP] = (struct cval){ .known = true, .addr = "%rsp" };
+	r->flags = (struct cval){ .known = false, .tag = 5 };	/* the caller's */
 	r->stop = code->nr;
 	for (size_t i = 0; i < code->nr; i++)
 		if (!step(r, f, code, i, &err))
@@ -647,6 +692,14 @@ static int callee_arity(const struct gen_input *in, const char *name,
 		*variadic = true;
 		return -1;
 	}
+	/* an argument of more than 8 bytes (a structure by value) takes two
+	 * registers or the stack: not counted here */
+	for (int k = 0; k < n; k++) {
+		__s64 size = btf__resolve_size(kernel_btf, p[k].type);
+
+		if (size <= 0 || size > 8)
+			return -1;
+	}
 	return n;
 }
 
@@ -659,41 +712,50 @@ static uint64_t stop_off(const struct xk_func_code *code, const struct boot_run 
 	       code->nr ? code->insn[code->nr - 1].off + code->insn[code->nr - 1].len : 0;
 }
 
+/* Whether f's code from offset from on refers to bytes [off, off + w) of
+ * y (a pc-relative field's tail: up to 16 bytes before). */
+static bool refers_from(const struct xk_sym *f, uint64_t from,
+			const struct xk_sym *y, uint64_t off, uint32_t w)
+{
+	for (size_t k = 0; k < f->sec->nr_relas; k++) {
+		const struct xk_rela *r = &f->sec->relas[k];
+		int64_t at;
+
+		if (r->offset < f->sym.st_value + from ||
+		    r->offset >= f->sym.st_value + f->sym.st_size || !r->sym ||
+		    (r->sym != y && (GELF_ST_TYPE(r->sym->sym.st_info) != STT_SECTION ||
+				     r->sym->sec != y->sec)))
+			continue;
+		at = (int64_t)r->sym->sym.st_value + r->addend;
+		if (at + 16 >= (int64_t)(y->sym.st_value + off) &&
+		    at < (int64_t)(y->sym.st_value + off + w))
+			return true;
+	}
+	return false;
+}
+
 /*
- * Boot-time code of fb's object but fb (and its aliases) that refers to
- * bytes [off, off + w) of y: it may have read the variable at boot and
- * kept what it derived. Its name, or NULL.
+ * Code of fb's object that may have read bytes [off, off + w) of y at
+ * boot and kept what it derived: fb's own code after its run (from from
+ * on), or another boot-time function's. Its name, or NULL. (A function
+ * the boot code calls that reads it is not seen: docs/design.md, Limits.)
  */
-static const char *other_boot_reader(const struct xk_sym *fb,
+static const char *other_boot_reader(const struct xk_sym *fb, uint64_t from,
 				     const struct xk_sym *y, uint64_t off,
 				     uint32_t w)
 {
 	const struct xk_obj *o = fb->sec->obj;
 
+	if (refers_from(fb, from, y, off, w))
+		return fb->name;
 	for (size_t i = 0; i < o->nr_syms; i++) {
 		const struct xk_sym *f = &o->syms[i];
 
 		if (!f->is_func || !f->sec || !f->sym.st_size || !gen_init_code(f) ||
 		    (f->sec == fb->sec && f->sym.st_value == fb->sym.st_value))
 			continue;
-		for (size_t k = 0; k < f->sec->nr_relas; k++) {
-			const struct xk_rela *r = &f->sec->relas[k];
-			int64_t at;
-
-			if (r->offset < f->sym.st_value ||
-			    r->offset >= f->sym.st_value + f->sym.st_size || !r->sym)
-				continue;
-			if (r->sym != y &&
-			    (GELF_ST_TYPE(r->sym->sym.st_info) != STT_SECTION ||
-			     r->sym->sec != y->sec))
-				continue;
-			/* its place in y's section */
-			at = (int64_t)r->sym->sym.st_value + r->addend;
-			/* a pc-relative field's tail: up to 16 bytes before */
-			if (at + 16 >= (int64_t)(y->sym.st_value + off) &&
-			    at < (int64_t)(y->sym.st_value + off + w))
-				return f->name;
-		}
+		if (refers_from(f, 0, y, off, w))
+			return f->name;
 	}
 	return NULL;
 }
@@ -705,6 +767,37 @@ static const char *const reg_names[XK_NR_REGS] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
 };
+
+/* Whether the instruction the run ends at returns (ret, or the jump to
+ * the return thunk). */
+static bool is_return(const struct xk_sym *f, const struct xk_func_code *code,
+		      size_t stop)
+{
+	const struct xk_insn *in = stop < code->nr ? &code->insn[stop] : NULL;
+	const char *to;
+
+	if (!in)
+		return false;
+	if (in->is_ret)
+		return true;
+	to = in->is_branch && !in->is_cond ? xk_callee_name(f, in) : NULL;
+	return to && !strcmp(to, "__x86_return_thunk");
+}
+
+/* Whether callee is a function of another object (undefined in f's, and
+ * no thunk of an indirect call). */
+static bool extern_callee(const struct xk_sym *f, const char *callee)
+{
+	const struct xk_obj *o = f->sec->obj;
+
+	if (!strcmp(callee, "?") || !strncmp(callee, "__x86_indirect_thunk", 20) ||
+	    !strncmp(callee, "__x86_indirect_call_thunk", 25))
+		return false;
+	for (size_t i = 0; i < o->nr_syms; i++)
+		if (!strcmp(o->syms[i].name, callee) && o->syms[i].sec)
+			return false;	/* defined here */
+	return true;
+}
 
 /* Whether register g holds the same in the runs r[0..nr). */
 static bool reg_agrees(const struct boot_run *r, int nr, int g)
@@ -727,7 +820,7 @@ static int check_runs(const struct gen_input *in, const struct xk_sym *const *fs
 		      struct boot_run *r, char *why, size_t size)
 {
 	const char *callee;
-	bool variadic = false, live[XK_NR_REGS] = { false };
+	bool variadic = false, ret, live[XK_NR_REGS] = { false };
 	int arity = -1, err;
 
 	for (int k = 0; k < nr; k++) {
@@ -780,17 +873,35 @@ static int check_runs(const struct gen_input *in, const struct xk_sym *const *fs
 			return -ENOTSUP;
 		}
 	}
-	/* what the end passes on: a call's arguments and the callee-saved
-	 * registers, or every register */
+	/*
+	 * What the end passes on: a call of a function of another object (by
+	 * its BTF prototype in vmlinux) takes its arguments and keeps the
+	 * callee-saved registers, a return gives rax and them back; anything
+	 * else (a call of this object's code, which the compiler may know to
+	 * keep more, an indirect one, a jump, a store, an instruction not
+	 * modelled) may read every register and the flags.
+	 */
 	callee = r[0].callee;
-	if (callee)
+	ret = is_return(fs[0], code[0], r[0].stop);
+	if (callee && extern_callee(fs[0], callee))
 		arity = callee_arity(in, callee, &variadic);
 	for (int g = 0; g < XK_NR_REGS; g++)
-		live[g] = !callee;
-	for (size_t k = 0; callee && k < ARRAY_SIZE(arg_regs); k++)
-		live[arg_regs[k]] = arity < 0 || (int)k < arity;
-	for (size_t k = 0; callee && k < ARRAY_SIZE(callee_saved); k++)
+		live[g] = arity < 0 && !ret;
+	for (size_t k = 0; arity >= 0 && k < ARRAY_SIZE(arg_regs); k++)
+		live[arg_regs[k]] = (int)k < arity;
+	for (size_t k = 0; k < ARRAY_SIZE(callee_saved); k++)
 		live[callee_saved[k]] = true;
+	live[XK_RAX] |= ret;
+	if (!callee && !ret) {
+		for (int k = 1; k < nr; k++) {
+			if (!same_val(&r[0].flags, &r[k].flags)) {
+				snprintf(why, size, "the flags, which differ with the "
+					 "constant, reach the end of its straight-line "
+					 "start (+0x%lx)", (unsigned long)stop_off(code[0], &r[0]));
+				return -ENOTSUP;
+			}
+		}
+	}
 	for (int g = 0; g < XK_NR_REGS; g++) {
 		if (live[g] && !reg_agrees(r, nr, g)) {
 			snprintf(why, size, "%s, which differs with the constant, "
@@ -799,7 +910,8 @@ static int check_runs(const struct gen_input *in, const struct xk_sym *const *fs
 				 "straight-line start", callee ? callee : "",
 				 callee && variadic ? " (variadic: any argument "
 				 "register may be read)" : callee && arity < 0 ?
-				 " (its arguments unknown: not in vmlinux's BTF)" : "");
+				 " (its arguments unknown: this object's code, "
+				 "an indirect call, or not in vmlinux's BTF)" : "");
 			return -ENOTSUP;
 		}
 	}
@@ -823,6 +935,26 @@ static const struct boot_store *store_of(const struct boot_run *r,
 	}
 	return found;
 }
+
+/* Whether two builds' stores go to the same place: the same section (by
+ * name), holder and offset in it, and width. */
+static bool same_place(const struct boot_store *a, const struct boot_store *b)
+{
+	const struct xk_sym *ya = gen_holder_in(a->sec, a->place);
+	const struct xk_sym *yb = gen_holder_in(b->sec, b->place);
+
+	return a->width == b->width && ya && yb &&
+	       !strcmp(a->sec->name, b->sec->name) && !strcmp(ya->name, yb->name) &&
+	       a->place - (int64_t)ya->sym.st_value ==
+	       b->place - (int64_t)yb->sym.st_value;
+}
+
+/* ... and put the same value there. */
+static bool same_store(const struct boot_store *a, const struct boot_store *b)
+{
+	return same_place(a, b) && same_val(&a->val, &b->val);
+}
+
 
 /* Whether y is a static variable of writable data the module may write */
 static const char *variable_refusal(const struct xk_sym *y)
@@ -899,18 +1031,12 @@ int gen_boot_data(const struct gen_input *in, const struct xk_sym *fb,
 		const char *bad;
 		bool differs = false, writes = false;
 		struct xk_scope_span *sp;
+		const char *reader;
 		uint8_t expect[8];
 		uint64_t off;
 
-		for (int k = 1; k < nr; k++) {
-			const struct boot_store *sk = &r[k].st[i];
-
-			differs |= !same_val(&s0->val, &sk->val) ||
-				   s0->width != sk->width ||
-				   gen_holder_in(sk->sec, sk->place) == NULL ||
-				   (y && strcmp(gen_holder_in(sk->sec, sk->place)->name,
-						y->name));
-		}
+		for (int k = 1; k < nr; k++)
+			differs |= !same_store(s0, &r[k].st[i]);
 		if (!differs)
 			continue;
 		if (!y) {
@@ -932,10 +1058,12 @@ int gen_boot_data(const struct gen_input *in, const struct xk_sym *fb,
 			if (!sk || !sk->val.known || sk->val.addr)
 				bad = "gets a value the run cannot compute in some build";
 		}
-		if (!bad && other_boot_reader(fb, y, off, s0->width)) {
+		reader = bad ? NULL : other_boot_reader(fb, stop_off(base, &r[0]),
+							 y, off, s0->width);
+		if (reader) {
 			snprintf(why, size, "it derives %s from the constant, and "
-				 "boot-time code %s refers to it too", y->name,
-				 other_boot_reader(fb, y, off, s0->width));
+				 "boot-time code (%s%s) refers to it too", y->name,
+				 reader, reader == fb->name ? ", after its start" : "");
 			goto refuse;
 		}
 		if (!bad) {
@@ -1012,9 +1140,30 @@ out:
 	return err;
 }
 
-int gen_boot_data_point(const struct gen_input *in, struct xk_obj *base,
-			struct xk_obj *var, const struct xk_scope_span *sp,
-			__s64 *value, char *why, size_t size)
+/* Whether store s (of the baseline) is a variable t retunes per value. */
+static bool per_value_variable(const struct xk_scope *t, const char *object,
+			       const struct boot_store *s)
+{
+	const struct xk_sym *y = gen_holder_in(s->sec, s->place);
+
+	for (int i = 0; y && i < t->nr_spans; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
+				   sp->func;
+
+		if (sp->cls == XK_SPAN_DATA && sp->nr_points > 0 &&
+		    !strcmp(sp->object, object) && !strcmp(name, y->name) &&
+		    sp->start == (uint64_t)(s->place - (int64_t)y->sym.st_value) &&
+		    sp->expect_len == s->width)
+			return true;
+	}
+	return false;
+}
+
+int gen_boot_data_point(const struct gen_input *in, const struct xk_scope *t,
+			struct xk_obj *base, struct xk_obj *var,
+			const struct xk_scope_span *sp, __s64 *value, char *why,
+			size_t size)
 {
 	const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
 			   sp->func;
@@ -1057,6 +1206,23 @@ int gen_boot_data_point(const struct gen_input *in, struct xk_obj *base,
 		err = fs[1] ? xk_disasm_func(fs[1], &code[1]) : -ENOTSUP;
 		if (!err)
 			err = check_runs(in, fs, codes, 2, r, how, sizeof(how));
+		/* every other store of that build as the baseline's, or a
+		 * variable the table retunes per value too */
+		if (!err && r[1].nr_st != r[0].nr_st) {
+			snprintf(how, sizeof(how), "its start stores %d values in that "
+				 "build, %d in the baseline", r[1].nr_st, r[0].nr_st);
+			err = -ENOTSUP;
+		}
+		for (int k = 0; !err && k < r[0].nr_st; k++) {
+			if (same_store(&r[0].st[k], &r[1].st[k]) ||
+			    (per_value_variable(t, in->object, &r[0].st[k]) &&
+			     same_place(&r[0].st[k], &r[1].st[k])))
+				continue;
+			snprintf(how, sizeof(how), "its start stores another value "
+				 "than the baseline's at a place the table does not "
+				 "retune (store %d)", k);
+			err = -ENOTSUP;
+		}
 		if (err == -ENOTSUP)
 			snprintf(why, size, "%s %s", fs[0]->name, fs[1] ? how :
 				 "is not in that build");

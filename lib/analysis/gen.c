@@ -743,21 +743,62 @@ static int condition_kind(const struct xk_insn *in)
 	return USE_OTHER;
 }
 
+/* Whether in leaves the flags as they were (and stays in its block). */
+static bool keeps_flags(const struct xk_insn *in)
+{
+	return in->id == X86_INS_MOV || in->id == X86_INS_LEA ||
+	       in->id == X86_INS_NOP || in->id == X86_INS_MOVZX ||
+	       in->id == X86_INS_MOVSX || in->id == X86_INS_MOVSXD ||
+	       !strncmp(in->text, "set", 3) || !strncmp(in->text, "cmov", 4);
+}
+
+/* The kinds of the conditions that read the flags from instruction i of
+ * code on, up to the next instruction that may change them or leave the
+ * block; a conditional jump's target is read the same way, one level
+ * (deeper: USE_OTHER). */
+static int readers_from(const struct xk_func_code *code, ssize_t i, int depth)
+{
+	int use = 0;
+
+	for (; i >= 0 && (size_t)i < code->nr; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		int kind = condition_kind(in);
+
+		use |= kind;
+		if (kind && in->is_branch && in->is_cond) {
+			ssize_t t = in->target >= 0 ? xk_code_index(code, (uint64_t)in->target) : -1;
+
+			use |= t < 0 || depth ? USE_OTHER : readers_from(code, t, 1);
+			continue;
+		}
+		if (!keeps_flags(in))
+			break;
+	}
+	return use;
+}
+
 /*
  * How the flags of span sp are read after its probe point, in the
- * baseline object of b that holds it: the kinds of the conditions up to
- * the next instruction that may change the flags or leave the block
- * (conditional jumps go on: `jb; je` reads one compare twice).
- * USE_OTHER when it cannot tell.
+ * baseline object of b that holds it: the kinds of the conditions that
+ * read them (readers_from; USE_OTHER when it cannot tell), and in *w the
+ * width of the compare that sets them (the last instruction of the span
+ * that does; 0 when none is found).
  */
-static int flags_use(const struct xk_build_result *b, const struct xk_scope_span *sp)
+static int flags_use(const struct xk_build_result *b, const struct xk_scope_span *sp,
+		     int *w)
 {
+	static const unsigned int setters[] = {
+		X86_INS_CMP, X86_INS_TEST, X86_INS_SUB, X86_INS_ADD, X86_INS_AND,
+		X86_INS_OR, X86_INS_XOR, X86_INS_INC, X86_INS_DEC, X86_INS_NEG,
+		X86_INS_SBB, X86_INS_ADC,
+	};
 	struct xk_func_code code = { 0 };
 	struct xk_obj o;
 	struct xk_sym *f;
 	ssize_t i;
-	int use = 0, j;
+	int use, j;
 
+	*w = 0;
 	for (j = 0; j < b->nr_objects && strcmp(b->object[j], sp->object); j++)
 		;
 	if (j == b->nr_objects || xk_obj_open(&o, b->base[j])) {
@@ -771,24 +812,15 @@ static int flags_use(const struct xk_build_result *b, const struct xk_scope_span
 		return USE_OTHER;
 	}
 	i = xk_code_index(&code, sp->probe);
-	for (; i >= 0 && (size_t)i < code.nr; i++) {
-		const struct xk_insn *in = &code.insn[i];
-		int kind = condition_kind(in);
-
-		use |= kind;
-		if (kind && in->is_branch && in->is_cond)
-			continue;
-		if (kind || in->id == X86_INS_MOV || in->id == X86_INS_LEA ||
-		    in->id == X86_INS_NOP || in->id == X86_INS_MOVZX ||
-		    in->id == X86_INS_MOVSX || in->id == X86_INS_MOVSXD)
-			continue;
-		break;	/* may write the flags, or leaves the block */
-	}
-	if (i < 0 || !use)
-		use = USE_OTHER;
+	for (ssize_t k = i - 1; i > 0 && k >= 0 && code.insn[k].off >= sp->start &&
+	     !*w; k--)
+		for (size_t m = 0; m < ARRAY_SIZE(setters); m++)
+			if (code.insn[k].id == setters[m] && code.insn[k].x86.op_count)
+				*w = code.insn[k].x86.operands[0].size * 8;
+	use = readers_from(&code, i, 0);
 	xk_func_code_free(&code);
 	xk_obj_close(&o);
-	return use;
+	return use ? use : USE_OTHER;
 }
 
 /*
@@ -813,22 +845,24 @@ static int bound_wrapping_compares(struct xk_scope *t, const struct xk_build_res
 
 	for (int i = 0; i < t->nr_spans; i++) {
 		const struct xk_scope_span *s = &t->spans[i];
-		int use = -1;
+		int use = -1, w = 0;
 
 		if ((s->cls != XK_SPAN_FLAGS && s->cls != XK_SPAN_DUAL) ||
 		    s->nr_points || s->emulate == XK_EMULATE_REPLAY)
 			continue;
 		for (int k = 0; k < s->nr_params; k++) {
-			__int128 a = s->fit[k][0], b0 = s->fit[k][1];
-			int w = k < s->nr_imms && s->imm[k].width ? (int)s->imm[k].width : 32;
-			__int128 half = (__int128)1 << (w - 1), lo = 0, hi, nlo, nhi;
+			__int128 a = s->fit[k][0], b0 = s->fit[k][1], half, lo, hi,
+				 nlo, nhi, at_def = a * t->def + b0;
 			bool neg;
 
-			if (!a || w < 8 || w > 64)
+			if (!a)
 				continue;
 			if (use < 0)
-				use = flags_use(b, s);
-			neg = a * t->def + b0 < 0;
+				use = flags_use(b, s, &w);
+			if (w < 8 || w > 64)
+				continue;	/* no compare found: nothing to say */
+			half = (__int128)1 << (w - 1);
+			neg = at_def < 0;
 			if (use == USE_EQUAL) {
 				lo = -half;
 				hi = 2 * half - 1;
@@ -841,6 +875,10 @@ static int bound_wrapping_compares(struct xk_scope *t, const struct xk_build_res
 				lo = neg ? -half : 0;
 				hi = neg ? -1 : use == USE_UNSIGNED ? 2 * half - 1 : half - 1;
 			}
+			/* an immediate kept in another form than the reader's
+			 * (0xffffffff read signed): no range to tell */
+			if (at_def < lo || at_def > hi)
+				continue;
 			if (a > 0) {
 				nlo = div_ceil(lo - b0, a);
 				nhi = div_floor(hi - b0, a);

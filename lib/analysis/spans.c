@@ -2876,8 +2876,8 @@ int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 		    strcmp(sp->object, in->object))
 			continue;
 		if (sp->cls == XK_SPAN_DATA)
-			err = gen_boot_data_point(in, &base, &var, sp, &rows[i][0],
-						  why, sizeof(why));
+			err = gen_boot_data_point(in, t, &base, &var, sp,
+						  &rows[i][0], why, sizeof(why));
 		else
 			err = point_of_span(in, &base, t, sp, rows[i], why,
 					    sizeof(why));

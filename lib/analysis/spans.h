@@ -138,10 +138,12 @@ int gen_boot_data(const struct gen_input *in, const struct xk_sym *fb,
 /*
  * The value a derived variable's span sp (gen_boot_data) holds in the build
  * of object var: the run of its boot code there, checked against the same
- * function of the baseline base as xk gen checks it; -ENOTSUP with why.
+ * function of the baseline base as xk gen checks it, every other store of
+ * it the baseline's or a per-value variable of t; -ENOTSUP with why.
  */
-int gen_boot_data_point(const struct gen_input *in, struct xk_obj *base,
-			struct xk_obj *var, const struct xk_scope_span *sp,
-			__s64 *value, char *why, size_t size);
+int gen_boot_data_point(const struct gen_input *in, const struct xk_scope *t,
+			struct xk_obj *base, struct xk_obj *var,
+			const struct xk_scope_span *sp, __s64 *value, char *why,
+			size_t size);
 
 #endif

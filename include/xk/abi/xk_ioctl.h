@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 11
+#define XK_ABI_VERSION 12
 
 /* limits: xk_rules.h */
 
