@@ -599,7 +599,7 @@ static int run_cases(int fd, const struct table *t)
 			name = "a variable's span with a location";
 			make_variable(s, "modprobe_path", 256, 0, "/sbi");
 			s->nr_locs = 1;
-			want = "has locations, exits, ranges, inputs or points";
+			want = "has locations, exits, ranges or inputs";
 			break;
 		case 34:
 			name = "a variable's field that does not depend on the value";
@@ -703,6 +703,24 @@ static int run_cases(int fd, const struct table *t)
 			s->mem_in[0].index = XK_RSI;
 			s->mem_in[0].scale = 3;
 			want = "scale is not 1, 2, 4 or 8";
+			break;
+		case 49:
+			/* per value (a variable boot code derives): points, no fit */
+			name = "a per-value variable with a fit too";
+			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			s->nr_points = 1;
+			s->points[0].n = b.req.def;
+			s->points[0].p[0] = 0x6962732f;
+			want = "a per-value variable has a fit too";
+			break;
+		case 50:
+			name = "a variable's point that does not fit its field";
+			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			s->imms[0].a = 0;
+			s->nr_points = 1;
+			s->points[0].n = b.req.def;
+			s->points[0].p[0] = 1LL << 40;
+			want = "a variable's point does not fit its field";
 			break;
 		case 41:
 			name = "a span of code after a variable";
