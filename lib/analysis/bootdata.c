@@ -110,6 +110,11 @@ static uint64_t tag_of(const struct cval *x)
 	return mix_str(mix(1, x->v), x->addr) | 1;
 }
 
+/* operations of made() that are no instruction's X86_INS_* (all below) */
+#define OP_NARROW (1ULL << 32)	/* a narrower read of a register */
+#define OP_ZX32 (2ULL << 32)	/* a 32-bit write, zero-extended */
+#define OP_LEA (3ULL << 32)	/* lea's scale and displacement */
+
 /* An unknown value made by operation op (an X86_INS_*, with width bytes)
  * of a and b: the same in every build where they are. */
 static struct cval made(uint64_t op, int bytes, const struct cval *a,
@@ -151,7 +156,8 @@ static struct cval read_reg(const struct boot_run *r, unsigned int cs_reg,
 		return unknown;
 	x = r->reg[g];
 	if (!x.known)
-		return w == 64 ? x : made(high8 ? 0x108 : (uint64_t)w, w / 8, &x, NULL);
+		return w == 64 ? x : made(OP_NARROW + (high8 ? 0x100 : (uint64_t)w),
+					  w / 8, &x, NULL);
 	if (x.addr)
 		return w == 64 ? x : unknown;
 	return num((high8 ? x.v >> 8 : x.v) & mask(w / 8));
@@ -168,7 +174,7 @@ static void write_reg(struct boot_run *r, unsigned int cs_reg, struct cval x)
 	old = r->reg[g];
 	r->written[g] = true;
 	if (!x.known && (w == 64 || w == 32))
-		r->reg[g] = w == 64 ? x : made(0x20, 4, &x, NULL);
+		r->reg[g] = w == 64 ? x : made(OP_ZX32, 4, &x, NULL);
 	else if (!x.known || (x.addr && w != 64))
 		r->reg[g] = unknown;
 	else if (w == 64)
@@ -509,7 +515,7 @@ static bool step(struct boot_run *r, const struct xk_sym *f,
 		    read_reg(r, o1->mem.index, &w);
 		if (!a.known || !b.known || b.addr) {
 			res = made(in->id, bytes, &a, &b);
-			res = made(mix((uint64_t)o1->mem.scale, (uint64_t)o1->mem.disp),
+			res = made(OP_LEA + mix((uint64_t)o1->mem.scale, (uint64_t)o1->mem.disp),
 				   bytes, &res, NULL);
 			write_reg(r, o0->reg, res);
 			return true;
