@@ -49,6 +49,15 @@ static bool same_function(const struct xk_scope_span *a,
 	       a->func_size == b->func_size;
 }
 
+/* The index of object in build b, or -1. */
+static int object_index(const struct xk_build_result *b, const char *object)
+{
+	for (int j = 0; j < b->nr_objects; j++)
+		if (!strcmp(b->object[j], object))
+			return j;
+	return -1;
+}
+
 /* Span i of t and the next ones of the same function: how many. */
 static int function_spans(const struct xk_scope *t, int i)
 {
@@ -325,12 +334,9 @@ static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *
 		struct gen_input in = { .object = below->object[i], .def = c->def,
 					.min = c->min, .max = c->max, .kernel = k };
 		char module[64];
-		int j;
+		int j = object_index(b, in.object);
 
-		for (j = 0; j < b->nr_objects; j++)
-			if (!strcmp(b->object[j], in.object))
-				break;
-		if (j == b->nr_objects)
+		if (j < 0)
 			continue;
 		in.module = module_name(b->module[j], module, sizeof(module));
 		in.ko = b->module[j];
@@ -347,16 +353,17 @@ static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *
 	}
 	/* only the functions whose check was lost stay, and take the new
 	 * spans when every one is a supported span of a frame */
-	for (int i = 0, kept = 0; !err && i < redo.nr_spans;) {
-		int n = function_spans(&redo, i);
+	for (int i = 0, n, kept = 0; !err; i += n) {
 		bool frame = true;
 
+		if (i == redo.nr_spans) {
+			redo.nr_spans = kept;
+			break;
+		}
+		n = function_spans(&redo, i);
 		if (!check_lost(t, &redo.spans[i])) {
 			for (int j = i; j < i + n; j++)
 				free(redo.spans[j].replays);
-			i += n;
-			if (i == redo.nr_spans)
-				redo.nr_spans = kept;
 			continue;
 		}
 		for (int j = i; j < i + n; j++)
@@ -368,9 +375,6 @@ static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *
 				    "default stay possible)");
 		memmove(&redo.spans[kept], &redo.spans[i], n * sizeof(redo.spans[0]));
 		kept += n;
-		i += n;
-		if (i == redo.nr_spans)
-			redo.nr_spans = kept;
 	}
 	err = err ?: merge_redo(t, &redo, what);
 out:
@@ -584,9 +588,7 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
 		note_as_one_call(&t->spans[h - t->spans], why);
 		return 0;
 	}
-	for (i = 0; i < b->nr_objects && obj < 0; i++)
-		if (!strcmp(b->object[i], h->object))
-			obj = i;
+	obj = object_index(b, h->object);
 	if (obj < 0)
 		return 0;
 	in.object = b->object[obj];
@@ -629,6 +631,25 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
 	return err;
 }
 
+/* The points and replays of t's spans outside its bounds go. */
+static void drop_outside_bounds(struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *s = &t->spans[i];
+		int keep = 0;
+
+		for (int k = 0; k < s->nr_points; k++)
+			if (s->points[k].n >= t->min && s->points[k].n <= t->max)
+				s->points[keep++] = s->points[k];
+		s->nr_points = keep;
+		keep = 0;
+		for (int k = 0; k < s->nr_replays; k++)
+			if (s->replays[k].n >= t->min && s->replays[k].n <= t->max)
+				s->replays[keep++] = s->replays[k];
+		s->nr_replays = keep;
+	}
+}
+
 /*
  * A table with spans of call state (a frame the constant sizes,
  * spans.c: whole_function): the compiled-in frame holds what a smaller
@@ -638,8 +659,6 @@ static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant 
  * refusal of a value above quotes); the points and replays of values
  * above go. Runs on the finished table.
  */
-static void drop_outside_bounds(struct xk_scope *t);
-
 static int bound_call_state(struct xk_scope *t, long long def)
 {
 	char note[sizeof(t->notes[0])], funcs[120] = "";
@@ -676,24 +695,6 @@ static int bound_call_state(struct xk_scope *t, long long def)
 	return gen_add_note(t, note);
 }
 
-/* The points and replays of t's spans outside its bounds go. */
-static void drop_outside_bounds(struct xk_scope *t)
-{
-	for (int i = 0; i < t->nr_spans; i++) {
-		struct xk_scope_span *s = &t->spans[i];
-		int keep = 0;
-
-		for (int k = 0; k < s->nr_points; k++)
-			if (s->points[k].n >= t->min && s->points[k].n <= t->max)
-				s->points[keep++] = s->points[k];
-		s->nr_points = keep;
-		keep = 0;
-		for (int k = 0; k < s->nr_replays; k++)
-			if (s->replays[k].n >= t->min && s->replays[k].n <= t->max)
-				s->replays[keep++] = s->replays[k];
-		s->nr_replays = keep;
-	}
-}
 
 /* floor(x / y) and ceil(x / y), y > 0 */
 static __int128 div_floor(__int128 x, __int128 y)
@@ -796,12 +797,10 @@ static int flags_use(const struct xk_build_result *b, const struct xk_scope_span
 	struct xk_obj o;
 	struct xk_sym *f;
 	ssize_t i;
-	int use, j;
+	int use, j = object_index(b, sp->object);
 
 	*w = 0;
-	for (j = 0; j < b->nr_objects && strcmp(b->object[j], sp->object); j++)
-		;
-	if (j == b->nr_objects || xk_obj_open(&o, b->base[j])) {
+	if (j < 0 || xk_obj_open(&o, b->base[j])) {
 		xk_err_clear();
 		return USE_OTHER;
 	}
