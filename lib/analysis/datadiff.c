@@ -873,10 +873,30 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 			 "boot", y->name, y->sec->name);
 		return 0;
 	}
+	/* the boot task and the first credentials are objects of a kind
+	 * the kernel makes at run time (fork, prepare_creds): what the
+	 * constant put in them is that object's state, as every other
+	 * task's or cred's copy of the field is what the code that made it
+	 * gave it. A retune changes that code, not the objects made before
+	 * (*State of the boot task*): a note, no span; the module refuses
+	 * writes to them anyway */
+	if (!read_only && (!strcmp(y->name, "init_task") ||
+			   !strcmp(y->name, "init_cred"))) {
+		char note[sizeof(t->notes[0])];
+
+		snprintf(note, sizeof(note), "%s+0x%lx: the constant initialises "
+			 "the boot %s's own state, kept as every %s made before "
+			 "the change keeps its own (the code that gives new ones "
+			 "the value is retuned)", y->name,
+			 (unsigned long)next_diff(y, z[0], 0),
+			 y->name[5] == 't' ? "task" : "credentials",
+			 y->name[5] == 't' ? "task" : "cred");
+		return gen_add_note(t, note) ?: 1;
+	}
 	/* what the module refuses as the kernel's own structures
-	 * (kmod/xk_data.c, check_candidate) is refused here first: the
-	 * boot CPU's idle task, the first credentials, a module's own record,
-	 * a page of the kernel's tables (xk_rule_kernel_structure) */
+	 * (kmod/xk_data.c, check_candidate) is refused here first: a
+	 * module's own record, a page of the kernel's tables
+	 * (xk_rule_kernel_structure) */
 	if (!read_only && xk_rule_kernel_structure(y->name,
 				     y->sec->sh.sh_addralign >= XK_RULE_PAGE_SIZE &&
 				     !(y->sym.st_value & (XK_RULE_PAGE_SIZE - 1)),

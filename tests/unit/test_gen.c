@@ -1044,6 +1044,30 @@ static int boot_derived_variables_are_data_spans(void)
 }
 
 /*
+ * The boot task's state: RR_TIMESLICE initialises init_task's
+ * rt.time_slice (the idle task's) besides sched_rr_timeslice and the
+ * sysctl's variable. A task is an object the kernel makes at run time, and
+ * every other task's slice is what fork or the refill gave it: a note, no
+ * span, and every use retuned (the two variables and the handler).
+ */
+static int boot_task_state_is_a_note(void)
+{
+	struct xk_scope t;
+	int noted = 0;
+
+	CHECK(gen(STOCK, "RR_TIMESLICE", &t) == 0);
+	CHECK(t.nr_spans == 4 && xk_scope_nr_supported(&t) == 4);
+	for (int i = 0; i < t.nr_spans; i++)
+		CHECK(strcmp(t.spans[i].func, "init_task"));
+	for (int i = 0; i < t.nr_notes; i++)
+		noted += !!strstr(t.notes[i], "init_task+0x1a0: the constant "
+				  "initialises the boot task's own state");
+	CHECK(noted == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * A value that sizes a heap object: golden_heap_alloc's kvcalloc(G_HEAP, 8)
  * is a tail call of __kvmalloc_node_noprof with 8*N, refused (objects
  * allocated under one value would be indexed under another), while
@@ -1437,6 +1461,7 @@ int main(int argc, char **argv)
 		T(boot_message_only_is_a_note),
 		T(boot_deadline_is_a_note),
 		T(heap_size_is_refused),
+		T(boot_task_state_is_a_note),
 		T(read_only_data_readers_are_spans),
 		T(heap_in_one_call_is_call_state),
 		T(boot_derived_variables_are_data_spans),
