@@ -209,8 +209,7 @@ static bool rip_place(const struct xk_sym *f, const struct xk_insn *in,
 			      r->type != R_X86_64_PLT32))
 		return false;
 	*sec = r->sym->sec;
-	*place = (int64_t)r->sym->sym.st_value + r->addend +
-		 (int64_t)(in->off + in->len - field);
+	*place = xk_insn_rela_place(f, in, r);
 	*name = r->sym->name;
 	return true;
 }

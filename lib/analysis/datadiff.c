@@ -362,28 +362,20 @@ static uint64_t next_diff(const struct xk_sym *y, const struct xk_sym *z,
 
 /*
  * Where an instruction of function f, whose relocation r names data
- * object y, points inside y: the exact offset (a rip-relative field's
- * addend is corrected by the bytes between it and the instruction's end),
+ * object y, points inside y: the exact offset (xk_insn_rela_place: a
+ * rip-relative field's addend is corrected by the instruction's tail),
  * or false when it points elsewhere or is no field of the instruction.
  */
 static bool points_into(const struct xk_sym *f, const struct xk_insn *in,
 			const struct xk_rela *r, const struct xk_sym *y,
 			int64_t *off)
 {
-	int64_t at = r->addend;
-	uint64_t field = r->offset - f->sym.st_value;
+	int64_t at;
 
-	if (!r->sym)
+	if (!r->sym || (r->sym != y && (GELF_ST_TYPE(r->sym->sym.st_info) !=
+					STT_SECTION || r->sym->sec != y->sec)))
 		return false;
-	if (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32)
-		at += (int64_t)(in->off + in->len - field);
-	if (GELF_ST_TYPE(r->sym->sym.st_info) == STT_SECTION) {
-		if (r->sym->sec != y->sec)
-			return false;
-		at -= (int64_t)y->sym.st_value;
-	} else if (r->sym != y) {
-		return false;
-	}
+	at = xk_insn_rela_place(f, in, r) - (int64_t)y->sym.st_value;
 	*off = at;
 	return at >= 0 && (uint64_t)at < y->sym.st_size;
 }
@@ -597,9 +589,7 @@ static const struct xk_sym *function_at(const struct xk_obj *src,
  * field into a register (`mov v+off(%rip), %reg`, or its zero- or
  * sign-extending form; *insn its offset in f), 0 when it reaches no byte
  * of v (a neighbour's), -1 when it refers to v otherwise (why says how).
- * The place a pc-relative field names is the instruction's end plus the
- * rel32 (S + A - P): the symbol plus the addend plus the instruction's
- * tail after the field.
+ * The place a pc-relative field names is xk_insn_rela_place's.
  */
 static int loads_field(const struct xk_sym *f, const struct xk_rela *r,
 		       const struct xk_sym *v, uint64_t off, uint32_t w,
@@ -619,15 +609,13 @@ static int loads_field(const struct xk_sym *f, const struct xk_rela *r,
 		const cs_x86_op *dst = &in->x86.operands[0];
 		const cs_x86_op *src = &in->x86.operands[1];
 		bool pcrel = r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32;
-		int64_t place = (int64_t)r->sym->sym.st_value + r->addend -
-				(int64_t)v->sym.st_value;
+		int64_t place;
 		uint32_t width = 1;
 
 		if (at < in->off || at >= in->off + in->len)
 			continue;
 		*insn = in->off;
-		if (pcrel)
-			place += (int64_t)(in->off + in->len - at);
+		place = xk_insn_rela_place(f, in, r) - (int64_t)v->sym.st_value;
 		for (int o = 0; o < in->x86.op_count; o++)
 			if (in->x86.operands[o].type == X86_OP_MEM)
 				width = in->x86.operands[o].size ?: 1;

@@ -343,6 +343,16 @@ const struct xk_rela *xk_rela_in(const struct xk_sec *sec, uint64_t start,
 	return NULL;
 }
 
+int64_t xk_insn_rela_place(const struct xk_sym *f, const struct xk_insn *in,
+			   const struct xk_rela *r)
+{
+	int64_t place = (int64_t)r->sym->sym.st_value + r->addend;
+
+	if (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32)
+		place += (int64_t)(f->sym.st_value + in->off + in->len - r->offset);
+	return place;
+}
+
 bool xk_func_reloc_at(const struct xk_sym *f, uint64_t off, unsigned int len)
 {
 	uint64_t start = f->sym.st_value + off, end = start + len;

@@ -89,6 +89,13 @@ bool xk_func_reloc_at(const struct xk_sym *f, uint64_t off, unsigned int len);
  * addend, as a table's pc32 field: __ex_table, __bug_table), or -1 when it
  * names no byte of f. */
 int64_t xk_rela_in_func(const struct xk_rela *r, const struct xk_sym *f);
+struct xk_insn;
+/* The place relocation r, applied to a field of instruction in of function
+ * f, names, in the section of r's symbol: the symbol plus the addend, plus,
+ * for a pc-relative field, the instruction's tail after the field (S + A -
+ * P: the CPU adds the address of the next instruction, not the field's). */
+int64_t xk_insn_rela_place(const struct xk_sym *f, const struct xk_insn *in,
+			   const struct xk_rela *r);
 /* Whether an __ex_table entry names an instruction of function f. */
 bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f);
 /* Whether a jump-label site covers byte off of function f (of object o). */
