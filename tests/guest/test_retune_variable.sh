@@ -91,6 +91,10 @@ $XK set RR_TIMESLICE=50 || fail "set RR_TIMESLICE=50 (no --partial: every use re
 expect_eq "RR retuned (sysctl)" "$(rr)" 200
 expect_eq "RR task's slice retuned" "$(rr_slice)" 200
 expect_eq "idle task's slice left as its state" "$(idle_slice)" "$idle0"
+$XK status | grep -q "note: init_task+0x1a0: the constant initialises the boot task's own state" ||
+	fail "status does not note the idle task's slice: $($XK status)"
+[ "$($XK -j status | jq '[.[] | select(.constant == "RR_TIMESLICE") | .notes[] | select(startswith("init_task+0x1a0"))] | length')" = 1 ] ||
+	fail "status -j has no note of init_task's slice: $($XK -j status)"
 # the handler's reset to the constant is retuned too
 echo 0 > $RR
 expect_eq "RR reset by the handler to the retuned default" "$(rr)" 200

@@ -94,11 +94,13 @@ static void print_probes(const struct xk_ioc_status *st)
 }
 
 /*
- * The uses of a constant loaded with --partial that keep the compiled-in
- * value: the unsupported spans of its table in the cache (nothing when the
- * table came from elsewhere or has none).
+ * What the table of a loaded constant says the retune leaves, from the
+ * table in the cache (nothing when the table came from elsewhere): the
+ * uses that keep the compiled-in value when it was loaded with --partial
+ * (its unsupported spans), and its notes (what boot-time code computed,
+ * state of objects made before the change, bounds narrowed).
  */
-static void print_kept_uses(const struct xk_ioc_status *st)
+static void print_table_extras(const struct xk_ioc_status *st)
 {
 	XK_OPTS(xk_kernel_opts, ko, .offline = true);
 	char path[XK_PATH_MAX + 64];
@@ -131,6 +133,16 @@ static void print_kept_uses(const struct xk_ioc_status *st)
 	}
 	if (nr && json_output)
 		json_end_array(jw);
+	if (t.nr_notes && json_output)
+		json_begin_array(jw, "notes");
+	for (int i = 0; i < t.nr_notes; i++) {
+		if (json_output)
+			json_str(jw, NULL, t.notes[i]);
+		else
+			printf("  note: %s\n", t.notes[i]);
+	}
+	if (t.nr_notes && json_output)
+		json_end_array(jw);
 	xk_scope_free(&t);
 }
 
@@ -159,7 +171,7 @@ static void print_constant(const struct xk_ioc_status *st)
 	print_probes(st);
 	if (json_output)
 		json_end_array(jw);
-	print_kept_uses(st);
+	print_table_extras(st);
 	if (st->policy[0])
 		print_policy(st);
 	if (json_output)

@@ -414,7 +414,11 @@ static const struct page pages[] = {
 "    driven by a policy: the policy, its counts of choices (clamped to the\n"
 "    bounds, pinned), writes, refused writes and safe-span exits, and per\n"
 "    context (the label the policy gave) the last value chosen and how often;\n"
-"    then the kfunc calls refused away from any policy-driven span.\n" },
+"    then the kfunc calls refused away from any policy-driven span. From the\n"
+"    constant's table in the cache: the uses that keep the compiled-in value\n"
+"    (loaded with --partial) and the table's notes, what a retune leaves as\n"
+"    it is (what boot-time code computed, the boot task's state, bounds\n"
+"    narrowed); -j: \"kept\" and \"notes\".\n" },
 { "apply",
 "NAME\n"
 "    xk apply - apply the persistent tunings in one transaction\n"
