@@ -369,13 +369,17 @@ static noinline bool replay_general(struct xk_span *s, struct pt_regs *regs,
 	}
 	for (i = 0; i < r->nr_locs && i < XK_REPLAY_MAX_LOCS; i++)
 		out[i] = xk_expr_eval_pv(&r->locs[i].expr, in, n, NULL);
-	/* the store first (only locs[0] may be one): if it faults, nothing
-	 * else is written and the span runs as compiled */
-	if (r->nr_locs && r->locs[0].kind == XK_LOC_MEM) {
-		const struct xk_ioc_loc *l = &r->locs[0];
+	/* the stores first, in the build's order (xk_ioc_replay_check: they
+	 * lead the locations), each where the span's own code stores
+	 * (xk_rule_replay_stores). If one faults, no register is written and
+	 * the span runs as compiled: it makes every one of those stores
+	 * itself, over what was written here, and faults where the kernel
+	 * would have */
+	for (i = 0; i < r->nr_locs && r->locs[i].kind == XK_LOC_MEM; i++) {
+		const struct xk_ioc_loc *l = &r->locs[i];
 		unsigned long addr = in[l->base % XK_NR_REGS] + (u64)l->disp;
 
-		if (write_mem_nofault(addr, out[0], l->width)) {
+		if (write_mem_nofault(addr, out[i], l->width)) {
 			write_faulted(s, addr);
 			return false;
 		}

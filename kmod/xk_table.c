@@ -143,11 +143,9 @@ int xk_table_add_replay(struct xk_ioc_replay *req)
 				"bounds [%lld, %lld] or the compiled-in one",
 				c->name, req->value, c->min, c->max), -ERANGE;
 	why = xk_ioc_replay_check(req);
-	if (!why && req->nr_locs && req->locs[0].kind == XK_LOC_MEM)
-		why = xk_rule_replay_store(s->desc.expect, s->desc.expect_mask,
-					   s->desc.start, s->desc.probe,
-					   req->locs[0].base, req->locs[0].disp,
-					   req->locs[0].width);
+	if (!why)
+		why = xk_rule_replay_stores(s->desc.expect, s->desc.expect_mask,
+					    s->desc.start, s->desc.probe, req);
 	if (why)
 		return xk_error(req->error, "%s: span %u's replay for value %lld: %s",
 				c->name, req->span, req->value, why), -EINVAL;

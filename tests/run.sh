@@ -45,7 +45,7 @@ prepare_tables() {
 		 MAX_LAGGING_PERIODS FQ_DEFAULT_INITIAL_QUANTUM_MTUS SK_MEMORY_PCPU_RESERVE \
 		 RR_TIMESLICE TCP_INIT_CWND CAPACITY_GREATER_MARGIN MEMCG_CHARGE_BATCH \
 		 IO_REQ_ALLOC_BATCH LOAD_FREQ BFQ_TIMEOUT SKB_FRAG_PAGE_ORDER \
-		 BICTCP_BETA_SCALE BICTCP_HZ; do
+		 BICTCP_BETA_SCALE BICTCP_HZ MIN_LRU_BATCH; do
 		build/xk -q gen "$c" >/dev/null || return 1
 	done
 	# the per-value test's value, built here (the guest takes it from the

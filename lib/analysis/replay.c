@@ -443,8 +443,9 @@ static int replay_region(const struct xk_func_code *B, size_t b1,
 	for (size_t j = v0; j < v1 && !err; j++) {
 		const struct xk_insn *in = &V->insn[j];
 
-		/* one store, through a register unchanged since the start: the
-		 * module writes it there, where the baseline's span stores */
+		/* stores, each through a register unchanged since the start:
+		 * the module writes them there, in this order, where the
+		 * baseline's span stores (xk_rule_replay_stores) */
 		for (int k = 0; k < in->x86.op_count; k++) {
 			const cs_x86_op *op = &in->x86.operands[k];
 
@@ -455,12 +456,14 @@ static int replay_region(const struct xk_func_code *B, size_t b1,
 				continue;
 			base = xk_gpr(op->mem.base, NULL, NULL);
 			store_text = in->text;
-			if (++stores > 1 || base < 0 || (written >> base) & 1 ||
+			if (++stores > XK_REPLAY_MAX_STORES || base < 0 ||
+			    (written >> base) & 1 ||
 			    op->mem.index != X86_REG_INVALID ||
 			    op->mem.segment != X86_REG_INVALID) {
 				snprintf(why, size, "%s: the build's region writes "
-					 "memory other than one [register + disp]",
-					 in->text);
+					 "memory other than up to %d [register + "
+					 "disp] whose register it has not changed",
+					 in->text, XK_REPLAY_MAX_STORES);
 				err = -ENOTSUP;
 			}
 		}
@@ -485,24 +488,27 @@ static int replay_region(const struct xk_func_code *B, size_t b1,
 		if (err == -ENOTSUP)
 			snprintf(why, size, "%s", s.why);
 	}
-	if (!err && stores && (!s.has_store || s.st_base != base)) {
+	/* every store the instructions make is one the model recorded, by
+	 * the register the instruction names */
+	if (!err && stores && (s.nr_stores != stores || s.st_base != base)) {
 		snprintf(why, size, "%s: the build's region writes memory the "
 			 "model does not name", store_text);
 		err = -ENOTSUP;
 	}
-	if (!err && stores) {
+	for (int k = 0; !err && k < stores; k++) {
 		struct xk_scope_loc *l = &rp->locs[rp->nr_locs];
 
 		l->kind = XK_LOC_MEM;
-		l->base = s.st_base;
-		l->disp = s.st_disp;
-		l->width = s.st_width;
-		if (sx_compile(s.st_val, no_fit, &l->expr)) {
+		l->base = s.stores[k].base;
+		l->disp = s.stores[k].disp;
+		l->width = s.stores[k].width;
+		if (l->base < 0 || l->base >= XK_NR_REGS ||
+		    sx_compile(s.stores[k].val, no_fit, &l->expr)) {
 			snprintf(why, size, "the value the build's region stores is "
 				 "no program the module runs");
 			err = -ENOTSUP;
 		} else {
-			sx_print(s.st_val, l->text, sizeof(l->text));
+			sx_print(s.stores[k].val, l->text, sizeof(l->text));
 			rp->nr_locs++;
 		}
 	}
@@ -1014,12 +1020,10 @@ merge:
 			bad = xk_ioc_span_check(&d);
 			for (int j = 0; !bad && j < s->nr_replays; j++) {
 				xk_scope_replay_to_ioc(&s->replays[j], &r);
-				bad = xk_ioc_replay_check(&r);
-				if (!bad && r.nr_locs && r.locs[0].kind == XK_LOC_MEM)
-					bad = xk_rule_replay_store(s->expect,
+				bad = xk_ioc_replay_check(&r) ?:
+				      xk_rule_replay_stores(s->expect,
 						s->expect_mask, s->start, s->probe,
-						r.locs[0].base, r.locs[0].disp,
-						r.locs[0].width);
+						&r);
 			}
 			if (bad) {
 				snprintf(why, sizeof(why), "the module would refuse "

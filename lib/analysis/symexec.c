@@ -491,6 +491,13 @@ static void record_store(struct sx_state *s, const struct xk_insn *in,
 	s->st_width = w;
 	s->st_val = val;
 	s->st_off = in->off;
+	if (s->nr_stores < SX_MAX_STORES) {
+		s->stores[s->nr_stores].base = base;
+		s->stores[s->nr_stores].disp = disp;
+		s->stores[s->nr_stores].width = (uint8_t)w;
+		s->stores[s->nr_stores].val = val;
+	}
+	s->nr_stores++;
 }
 
 /*

@@ -39,6 +39,8 @@ struct sx {
 #define SX_STEP_MAX_NODES 64
 extern size_t sx_pool_nodes;
 
+#define SX_MAX_STORES XK_REPLAY_MAX_STORES
+
 /* The state of a straight-line run of instructions. */
 struct sx_state {
 	struct sx *reg[XK_NR_REGS];	/* full 64-bit values */
@@ -68,6 +70,11 @@ struct sx_state {
 	struct sx *st_val;
 	uint64_t st_off;		/* offset of the store */
 	uint64_t st_rip_end;		/* end of a rip-relative store */
+	/* every store recorded (st_* above: the last), in order; a store
+	 * past SX_MAX_STORES only counts */
+	int nr_stores;
+	struct { int base; int64_t disp; uint8_t width; struct sx *val; }
+		stores[SX_MAX_STORES];
 	/*
 	 * Values read from memory at [base + disp] whose base is the span's
 	 * input (unchanged so far) and that no store in the span precedes:

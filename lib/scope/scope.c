@@ -79,11 +79,9 @@ static int check_span_rules(const char *where, const struct xk_scope *t,
 
 		xk_scope_replay_to_ioc(&s->replays[j], &r);
 		why = xk_ioc_replay_check(&r);
-		if (!why && r.nr_locs && r.locs[0].kind == XK_LOC_MEM)
-			why = xk_rule_replay_store(s->expect, s->expect_mask,
-						   s->start, s->probe,
-						   r.locs[0].base, r.locs[0].disp,
-						   r.locs[0].width);
+		if (!why)
+			why = xk_rule_replay_stores(s->expect, s->expect_mask,
+						    s->start, s->probe, &r);
 		if (!why && (s->replays[j].n == t->def || s->replays[j].n < t->min ||
 			     s->replays[j].n > t->max))
 			why = "a replay at the compiled-in value or out of bounds";

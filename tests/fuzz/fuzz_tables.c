@@ -1005,13 +1005,19 @@ static int fuzz_replays(int fd, const struct table *t, unsigned long n)
 				r->mem_in[k].scale = rnd() % 10;
 			}
 			break;
-		case 5:	/* a store first, anywhere */
-			r->nr_locs = r->nr_locs ? r->nr_locs : 1;
-			r->locs[0].kind = XK_LOC_MEM;
-			r->locs[0].base = rnd() % XK_NR_REGS;
-			r->locs[0].disp = (int64_t)(rnd() % 512) - 256;
-			r->locs[0].width = 8 << (rnd() % 4);
+		case 5: {	/* stores first (up to one too many), anywhere */
+			unsigned int k = rnd() % (XK_REPLAY_MAX_STORES + 2);
+
+			for (unsigned int j = 0; j < k && j < XK_REPLAY_MAX_LOCS; j++) {
+				r->locs[j].kind = XK_LOC_MEM;
+				r->locs[j].base = rnd() % XK_NR_REGS;
+				r->locs[j].disp = (int64_t)(rnd() % 512) - 256;
+				r->locs[j].width = 8 << (rnd() % 4);
+			}
+			if (r->nr_locs < k)
+				r->nr_locs = k;
 			break;
+		}
 		case 6:	/* a wrong size */
 			r->size = sizeof(*r) + (rnd() % 2 ? 8 : -8);
 			break;

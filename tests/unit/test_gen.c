@@ -1068,6 +1068,45 @@ static int boot_task_state_is_a_note(void)
 }
 
 /*
+ * A replayed region may store several fields: MIN_LRU_BATCH's builds below
+ * 64 change walk_pmd_range_locked's bit search (find_next_bit's mask) and
+ * its register allocation; at 32 the region at +0x14b spills r14 and r15
+ * in the other order, two stores the baseline's region makes too. Every
+ * span of the function replays 32, and the constant is full (above 64 the
+ * one-word bitmap on walk_pud_range's stack is refused by its per-value
+ * span, whose builds there have another frame).
+ */
+static int replay_stores_several_fields(void)
+{
+	struct xk_scope t;
+	int replayed = 0, two = 0;
+
+	CHECK(gen(STOCK, "MIN_LRU_BATCH", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *sp = &t.spans[i];
+		const struct xk_scope_replay *r;
+
+		if (strcmp(sp->func, "walk_pmd_range_locked"))
+			continue;
+		CHECK(sp->emulate == XK_EMULATE_REPLAY);
+		r = xk_scope_replay_of(sp, 32);
+		CHECK(r);
+		replayed++;
+		if (sp->start == 0x14b) {
+			CHECK(r->nr_locs >= 2 && r->locs[0].kind == XK_LOC_MEM &&
+			      r->locs[1].kind == XK_LOC_MEM);
+			CHECK(r->locs[0].base == XK_RSP && r->locs[0].disp == 0x38);
+			CHECK(r->locs[1].base == XK_RSP && r->locs[1].disp == 0x20);
+			two++;
+		}
+	}
+	CHECK(replayed >= 2 && two == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * A value that sizes a heap object: golden_heap_alloc's kvcalloc(G_HEAP, 8)
  * is a tail call of __kvmalloc_node_noprof with 8*N, refused (objects
  * allocated under one value would be indexed under another), while
@@ -1462,6 +1501,7 @@ int main(int argc, char **argv)
 		T(boot_deadline_is_a_note),
 		T(heap_size_is_refused),
 		T(boot_task_state_is_a_note),
+		T(replay_stores_several_fields),
 		T(read_only_data_readers_are_spans),
 		T(heap_in_one_call_is_call_state),
 		T(boot_derived_variables_are_data_spans),

@@ -151,6 +151,57 @@ static int replayed_round_trip(void)
 	return 0;
 }
 
+/*
+ * A replay may store up to XK_REPLAY_MAX_STORES fields, first and in the
+ * build's order, each one the replayed span's own code stores through a
+ * base register it has not changed (MIN_LRU_BATCH's walk_pmd_range_locked
+ * at 32: its spills of r14 and r15 swapped). A store the span does not
+ * make, a store after a register, and one store too many are refused.
+ */
+static int replay_stores_are_checked_each(void)
+{
+	/* mov [rsp+0x20], r14; movsxd r14, ebx; mov [rsp+0x38], r15 | test */
+	static const uint8_t code[] = { 0x4c, 0x89, 0x74, 0x24, 0x20, 0x4c, 0x63,
+					0xf3, 0x4c, 0x89, 0x7c, 0x24, 0x38, 0x85,
+					0xdb };
+	struct xk_ioc_replay d = { .nr_locs = 3 };
+	const uint64_t start = 0x14b, probe = start + 13;
+	uint8_t mask[sizeof(code)];
+	const char *why;
+
+	d.locs[0] = (struct xk_ioc_loc){ .kind = XK_LOC_MEM, .base = XK_RSP,
+					 .disp = 0x38, .width = 64 };
+	d.locs[1] = (struct xk_ioc_loc){ .kind = XK_LOC_MEM, .base = XK_RSP,
+					 .disp = 0x20, .width = 64 };
+	d.locs[2] = (struct xk_ioc_loc){ .kind = XK_R14, .width = 64 };
+	for (int i = 0; i < 3; i++) {
+		d.locs[i].expr.len = 1;
+		d.locs[i].expr.insn[0] = (struct xk_expr_insn){
+			.op = XK_OP_REG, .width = 64,
+			.reg = i == 0 ? XK_R15 : i == 1 ? XK_R14 : XK_RBX };
+	}
+	CHECK(!xk_ioc_replay_check(&d));
+	memset(mask, 0xff, sizeof(mask));
+	CHECK(!xk_rule_replay_stores(code, mask, start, probe, &d));
+	/* a field the span's code does not store */
+	d.locs[1].disp = 0x28;
+	why = xk_rule_replay_stores(code, mask, start, probe, &d);
+	CHECK(why && strstr(why, "stores where the span itself does not"));
+	d.locs[1].disp = 0x20;
+	/* a store after a register */
+	d.locs[3] = d.locs[0];
+	d.nr_locs = 4;
+	why = xk_ioc_replay_check(&d);
+	CHECK(why && strstr(why, "not among the first"));
+	/* one store too many */
+	for (int i = 0; i <= XK_REPLAY_MAX_STORES; i++)
+		d.locs[i] = d.locs[i % 2];
+	d.nr_locs = XK_REPLAY_MAX_STORES + 1;
+	why = xk_ioc_replay_check(&d);
+	CHECK(why && strstr(why, "one too many"));
+	return 0;
+}
+
 /* mul's high half, computed without a 128-bit type, against one. */
 static int mulhu_matches_the_cpu(void)
 {
@@ -654,7 +705,8 @@ static int stores_of_memory_locations(void)
 }
 
 UNIT_MAIN("scope",
-	  T(replayed_round_trip), T(mulhu_matches_the_cpu),
+	  T(replayed_round_trip), T(replay_stores_are_checked_each),
+	  T(mulhu_matches_the_cpu),
 	  T(divu_remu_match_the_cpu),
 	  T(round_trip),
 	  T(notes_round_trip), T(call_state_round_trip),

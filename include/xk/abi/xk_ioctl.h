@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 12
+#define XK_ABI_VERSION 13
 
 /* limits: xk_rules.h */
 
@@ -158,9 +158,11 @@ struct xk_ioc_span {
  * value, from the build with that value: up to XK_REPLAY_MAX_LOCS
  * registers and the flags, each a program of the registers at the span's
  * start and of up to XK_MAX_MEM_INPUTS values read there (as an emulated
- * span's); and, first, at most one store, to where the span's own code
- * stores (xk_rule_replay_store, with the register values at its start). Replays are kept until the constant is
- * unloaded; a value already there must come with the same replay.
+ * span's); and, first, up to XK_REPLAY_MAX_STORES stores in the build's
+ * order, each to where the span's own code stores (xk_rule_replay_store,
+ * with the register values at its start). Replays are kept until the
+ * constant is unloaded; a value already there must come with the same
+ * replay.
  */
 struct xk_ioc_replay {
 	__u32 size;
@@ -597,15 +599,18 @@ static inline const char *xk_ioc_replay_check(const struct xk_ioc_replay *r)
 		const struct xk_ioc_loc *l = &r->locs[i];
 
 		if (l->kind == XK_LOC_MEM) {
-			/* one store, first; where: xk_rule_replay_store */
-			if (i || l->base < 0 || l->base >= XK_NR_REGS ||
-			    !xk_rule_width_ok(l->width) || l->rip_end ||
-			    l->disp > XK_MAX_MEM_DISP || l->disp < -XK_MAX_MEM_DISP)
-				return "a replay's store is malformed or not first";
+			/* the stores first, in the build's order, up to
+			 * XK_REPLAY_MAX_STORES; where: xk_rule_replay_stores */
+			if (seen || i >= XK_REPLAY_MAX_STORES || l->base < 0 ||
+			    l->base >= XK_NR_REGS || !xk_rule_width_ok(l->width) ||
+			    l->rip_end || l->disp > XK_MAX_MEM_DISP ||
+			    l->disp < -XK_MAX_MEM_DISP)
+				return "a replay's store is malformed, not among the "
+				       "first, or one too many";
 		} else if (l->kind < 0 || l->kind > XK_LOC_FLAGS ||
 			   l->kind == XK_RSP) {
 			return "a replay writes something other than a register, "
-			       "the flags or one store";
+			       "the flags or its stores";
 		} else if (seen & (1u << l->kind)) {
 			return "a replay writes a location twice";
 		} else if (l->width != 64 || l->base || l->disp || l->rip_end) {
@@ -623,6 +628,27 @@ static inline const char *xk_ioc_replay_check(const struct xk_ioc_replay *r)
 			return why;
 	}
 	return 0;
+}
+
+/*
+ * Each store of replay r is one the replayed span's own code makes
+ * (xk_rule_replay_store on its expected bytes from start to probe): the
+ * module writes only where the kernel itself writes at that point. NULL,
+ * or why not. After xk_ioc_replay_check.
+ */
+static inline const char *xk_rule_replay_stores(const __u8 *expect,
+						const __u8 *mask, __u64 start,
+						__u64 probe,
+						const struct xk_ioc_replay *r)
+{
+	const char *why = 0;
+
+	for (__u32 i = 0; !why && i < r->nr_locs &&
+			  r->locs[i].kind == XK_LOC_MEM; i++)
+		why = xk_rule_replay_store(expect, mask, start, probe,
+					   r->locs[i].base, r->locs[i].disp,
+					   r->locs[i].width);
+	return why;
 }
 
 #define XK_IOC_MAGIC 'X'

@@ -38,7 +38,8 @@
 #define XK_MAX_MASKED_RUN 10	/* consecutive bytes left uncompared */
 #define XK_MAX_TIMEOUT_MS 60000	/* a transition's wait (global, per task) */
 #define XK_MAX_LOAD_DISP 0x100000	/* |disp| of a memory input (1 MiB) */
-#define XK_REPLAY_MAX_LOCS 8	/* registers and flags one replay writes */
+#define XK_REPLAY_MAX_LOCS 8	/* stores, registers and flags one replay writes */
+#define XK_REPLAY_MAX_STORES 4	/* ... of which stores, first */
 #define XK_DEFAULT_TIMEOUT_MS 1000	/* ... when the request says 0 */
 
 /* location kinds: enum xk_reg (a register), XK_LOC_FLAGS, or memory */
