@@ -724,8 +724,42 @@ static bool branch_target_of(const struct xk_func_code *B, size_t i)
 	return false;
 }
 
+/*
+ * Whether replay r's stores are each one the baseline's instructions [a, b)
+ * make (xk_rule_replay_stores on their bytes, every byte compared: the
+ * span's own check, with its masks, comes later), and [a, b) fits a span's
+ * compared bytes.
+ */
+static bool stores_where_baseline_does(const struct xk_func_code *B, size_t a,
+				       size_t b, const struct xk_scope_replay *r)
+{
+	uint8_t bytes[XK_MAX_EXPECT], mask[XK_MAX_EXPECT];
+	struct xk_ioc_replay *d;
+	uint32_t n = 0;
+	bool ok;
+
+	for (size_t i = a; i < b; i++) {
+		if (n + B->insn[i].len > XK_MAX_EXPECT)
+			return false;
+		memcpy(bytes + n, B->insn[i].bytes, B->insn[i].len);
+		n += B->insn[i].len;
+	}
+	if (!r->nr_locs || r->locs[0].kind != XK_LOC_MEM)
+		return true;
+	d = malloc(sizeof(*d));
+	if (!d)
+		return false;
+	memset(mask, 0xff, sizeof(mask));
+	xk_scope_replay_to_ioc(r, d);
+	ok = !xk_rule_replay_stores(bytes, mask, B->insn[a].off,
+				    B->insn[a].off + n, d);
+	free(d);
+	return ok;
+}
+
 /* How many of the values replay baseline instructions [a, b) (each value's
- * build there: the instructions that correspond, its regions inside). */
+ * build there: the instructions that correspond, its regions inside), each
+ * storing only where [a, b) stores. */
 static int replaying(const struct xk_func_code *B, struct replay_value *rv,
 		     int nr_values, size_t a, size_t b)
 {
@@ -742,7 +776,8 @@ static int replaying(const struct xk_func_code *B, struct replay_value *rv,
 		v1 = variant_index(rv[v].r, rv[v].nr, rv[v].eq, b);
 		if (v0 >= 0 && v1 >= v0 &&
 		    !replay_region(B, b, &rv[v].code, (size_t)v0, (size_t)v1, &r,
-				   why, sizeof(why)))
+				   why, sizeof(why)) &&
+		    stores_where_baseline_does(B, a, b, &r))
 			n++;
 	}
 	return n;
@@ -840,7 +875,7 @@ merge:
 	}
 	/* in order; regions that touch merge when that makes more values
 	 * replay (one may need what the other computes: the xor before a
-	 * division), not otherwise (each may store once) */
+	 * division), not otherwise */
 	for (size_t m = 1; m < nr; m++)
 		for (size_t q = m; q > 0 && lo[q - 1] > lo[q]; q--) {
 			size_t x = lo[q]; lo[q] = lo[q - 1]; lo[q - 1] = x;
@@ -931,6 +966,15 @@ merge:
 					  (size_t)v1, &r, rv[v].why,
 					  sizeof(rv[v].why)) == -ENOTSUP) {
 				rv[v].ok = false;
+				continue;
+			}
+			/* a store the region of the baseline does not make:
+			 * this value is refused, not the span */
+			if (!stores_where_baseline_does(&B, lo[m], hi[m], &r)) {
+				rv[v].ok = false;
+				snprintf(rv[v].why, sizeof(rv[v].why), "its region at "
+					 "+0x%llx stores where the baseline's does "
+					 "not", (unsigned long long)B.insn[lo[m]].off);
 				continue;
 			}
 			err = xk_scope_add_replay(sp, &r);

@@ -1107,6 +1107,42 @@ static int replay_stores_several_fields(void)
 }
 
 /*
+ * A value whose replayed region stores where the baseline's region does
+ * not is refused alone: the span keeps the other values, where it had
+ * been refused whole by the module's rule (xk_rule_replay_stores).
+ * MARGIN_MIN_PCT's ioc_refresh_margins, inlined in ioc_timer_fn and
+ * ioc_refresh_params_disk: `min`, `low` and `target` computed from one
+ * shared 5 * period, three stores each build schedules its own way. Every
+ * span replays 40; the build with 20 stores `low` in
+ * ioc_refresh_params_disk's region at +0x2f0, where the baseline's region
+ * does not, and is no replay there. TCP_INIT_CWND, whose
+ * mptcp_sk_clone_init regions store several fields, stays full.
+ */
+static int replay_values_storing_elsewhere_are_dropped(void)
+{
+	struct xk_scope t;
+	int timer = 0, disk = 0;
+
+	CHECK(gen(STOCK, "MARGIN_MIN_PCT", &t) == 0);
+	CHECK(t.nr_spans > 3 && xk_scope_nr_supported(&t) == t.nr_spans);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *sp = &t.spans[i];
+
+		CHECK(sp->emulate == XK_EMULATE_REPLAY && xk_scope_replay_of(sp, 40));
+		if (!strcmp(sp->func, "ioc_timer_fn"))
+			timer++;
+		else if (!strcmp(sp->func, "ioc_refresh_params_disk.isra.0"))
+			CHECK(++disk && !xk_scope_replay_of(sp, 20));
+	}
+	CHECK(timer >= 1 && disk >= 1);
+	xk_scope_free(&t);
+	CHECK(gen(STOCK, "TCP_INIT_CWND", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * A value that sizes a heap object: golden_heap_alloc's kvcalloc(G_HEAP, 8)
  * is a tail call of __kvmalloc_node_noprof with 8*N, refused (objects
  * allocated under one value would be indexed under another), while
@@ -1502,6 +1538,7 @@ int main(int argc, char **argv)
 		T(heap_size_is_refused),
 		T(boot_task_state_is_a_note),
 		T(replay_stores_several_fields),
+		T(replay_values_storing_elsewhere_are_dropped),
 		T(read_only_data_readers_are_spans),
 		T(heap_in_one_call_is_call_state),
 		T(boot_derived_variables_are_data_spans),
