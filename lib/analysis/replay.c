@@ -1162,6 +1162,13 @@ static int replay_point_function(const struct xk_obj *ob, const struct xk_sym *f
 		memset(&out[idx[m]], 0, sizeof(out[0]));
 		err = replay_region(&B, (size_t)b1, &V, (size_t)v0, (size_t)v1,
 				    &out[idx[m]], why, size);
+		if (!err && !stores_where_baseline_does(&B, (size_t)b0, (size_t)b1,
+							&out[idx[m]])) {
+			snprintf(why, size, "the build's region at +0x%llx stores "
+				 "where the baseline's does not",
+				 (unsigned long long)sp->start);
+			err = -ENOTSUP;
+		}
 	}
 out:
 	free(r);

@@ -1115,13 +1115,15 @@ static int replay_stores_several_fields(void)
  * shared 5 * period, three stores each build schedules its own way. Every
  * span replays 40; the build with 20 stores `low` in
  * ioc_refresh_params_disk's region at +0x2f0, where the baseline's region
- * does not, and is no replay there. TCP_INIT_CWND, whose
+ * does not, and is no replay there (nor when set: refused by name).
+ * TCP_INIT_CWND, whose
  * mptcp_sk_clone_init regions store several fields, stays full.
  */
 static int replay_values_storing_elsewhere_are_dropped(void)
 {
+	struct xk_constant c;
 	struct xk_scope t;
-	int timer = 0, disk = 0;
+	int timer = 0, disk = 0, added = 0;
 
 	CHECK(gen(STOCK, "MARGIN_MIN_PCT", &t) == 0);
 	CHECK(t.nr_spans > 3 && xk_scope_nr_supported(&t) == t.nr_spans);
@@ -1135,6 +1137,10 @@ static int replay_values_storing_elsewhere_are_dropped(void)
 			CHECK(++disk && !xk_scope_replay_of(sp, 20));
 	}
 	CHECK(timer >= 1 && disk >= 1);
+	/* set later, 20 is refused by that name */
+	CHECK(xk_constant_resolve(STOCK, "MARGIN_MIN_PCT", &c) == 0);
+	CHECK(xk_gen_point(&kernel, &c, &t, 20, &added) < 0);
+	CHECK(strstr(xk_last_error(), "stores where the baseline's does not"));
 	xk_scope_free(&t);
 	CHECK(gen(STOCK, "TCP_INIT_CWND", &t) == 0);
 	CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
