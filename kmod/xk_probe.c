@@ -84,6 +84,24 @@ fault:
 }
 
 /*
+ * Reads width bits at addr into *v (zero-extended), with write_mem_nofault's
+ * checks: what a replay's store is about to overwrite. Runs in the probed
+ * context; 0 or -EFAULT.
+ */
+static int read_mem_nofault(unsigned long addr, u64 *v, unsigned int width)
+{
+	unsigned long last = addr + width / 8 - 1;
+
+	*v = 0;
+	if (addr < TASK_SIZE_MAX + PAGE_SIZE || last < addr ||
+	    !__is_canonical_address(addr, boot_cpu_data.x86_virt_bits) ||
+	    !__is_canonical_address(last, boot_cpu_data.x86_virt_bits) ||
+	    copy_from_kernel_nofault(v, (void *)addr, width / 8))
+		return -EFAULT;
+	return 0;
+}
+
+/*
  * Reads a span's memory inputs into in[XK_NR_REGS + k] from the registers
  * in in[]: [base + disp], width bits, zero-extended, with the same checks
  * and fault handling as write_mem_nofault (the mm/maccess.c reader is
@@ -355,7 +373,8 @@ static noinline bool replay_general(struct xk_span *s, struct pt_regs *regs,
 {
 	const struct xk_ioc_replay *r = xk_span_replay(s, n);
 	u64 in[XK_NR_INPUTS] = { 0 }, out[XK_REPLAY_MAX_LOCS];
-	unsigned long bad;
+	u64 old[XK_REPLAY_MAX_STORES];
+	unsigned long bad, addr[XK_REPLAY_MAX_STORES];
 	u32 i;
 
 	if (!r) {
@@ -371,16 +390,21 @@ static noinline bool replay_general(struct xk_span *s, struct pt_regs *regs,
 		out[i] = xk_expr_eval_pv(&r->locs[i].expr, in, n, NULL);
 	/* the stores first, in the build's order (xk_ioc_replay_check: they
 	 * lead the locations), each where the span's own code stores
-	 * (xk_rule_replay_stores). If one faults, no register is written and
-	 * the span runs as compiled: it makes every one of those stores
-	 * itself, over what was written here, and faults where the kernel
-	 * would have */
-	for (i = 0; i < r->nr_locs && r->locs[i].kind == XK_LOC_MEM; i++) {
+	 * (xk_rule_replay_stores), what each held read first. If one faults,
+	 * those written are put back, last first (overlapping ones too), no
+	 * register is written, and the span runs as compiled: nothing of the
+	 * replay is left */
+	for (i = 0; i < r->nr_locs && i < XK_REPLAY_MAX_STORES &&
+		    r->locs[i].kind == XK_LOC_MEM; i++) {
 		const struct xk_ioc_loc *l = &r->locs[i];
-		unsigned long addr = in[l->base % XK_NR_REGS] + (u64)l->disp;
 
-		if (write_mem_nofault(addr, out[i], l->width)) {
-			write_faulted(s, addr);
+		addr[i] = in[l->base % XK_NR_REGS] + (u64)l->disp;
+		if (read_mem_nofault(addr[i], &old[i], l->width) ||
+		    write_mem_nofault(addr[i], out[i], l->width)) {
+			bad = addr[i];
+			while (i--)
+				write_mem_nofault(addr[i], old[i], r->locs[i].width);
+			write_faulted(s, bad);
 			return false;
 		}
 	}

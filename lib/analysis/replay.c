@@ -725,10 +725,12 @@ static bool branch_target_of(const struct xk_func_code *B, size_t i)
 }
 
 /*
- * Whether replay r's stores are each one the baseline's instructions [a, b)
- * make (xk_rule_replay_stores on their bytes, every byte compared: the
- * span's own check, with its masks, comes later), and [a, b) fits a span's
- * compared bytes.
+ * Whether replay r passes the module's checks at baseline instructions
+ * [a, b): its shape (xk_ioc_replay_check), and each store one those
+ * instructions make (xk_rule_replay_stores). The bytes of an instruction
+ * that is relocated or a jump-label site are all uncompared here, more
+ * than the span's own mask leaves (region_span), so what passes here
+ * passes there too; [a, b) fits a span's compared bytes.
  */
 static bool stores_where_baseline_does(const struct xk_func_code *B, size_t a,
 				       size_t b, const struct xk_scope_replay *r)
@@ -739,19 +741,21 @@ static bool stores_where_baseline_does(const struct xk_func_code *B, size_t a,
 	bool ok;
 
 	for (size_t i = a; i < b; i++) {
-		if (n + B->insn[i].len > XK_MAX_EXPECT)
+		const struct xk_insn *in = &B->insn[i];
+
+		if (n + in->len > XK_MAX_EXPECT)
 			return false;
-		memcpy(bytes + n, B->insn[i].bytes, B->insn[i].len);
-		n += B->insn[i].len;
+		memcpy(bytes + n, in->bytes, in->len);
+		memset(mask + n, in->has_reloc || in->jump_label ? 0 : 0xff,
+		       in->len);
+		n += in->len;
 	}
-	if (!r->nr_locs || r->locs[0].kind != XK_LOC_MEM)
-		return true;
 	d = malloc(sizeof(*d));
 	if (!d)
 		return false;
-	memset(mask, 0xff, sizeof(mask));
 	xk_scope_replay_to_ioc(r, d);
-	ok = !xk_rule_replay_stores(bytes, mask, B->insn[a].off,
+	ok = !xk_ioc_replay_check(d) &&
+	     !xk_rule_replay_stores(bytes, mask, B->insn[a].off,
 				    B->insn[a].off + n, d);
 	free(d);
 	return ok;

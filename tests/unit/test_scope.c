@@ -199,6 +199,37 @@ static int replay_stores_are_checked_each(void)
 	d.nr_locs = XK_REPLAY_MAX_STORES + 1;
 	why = xk_ioc_replay_check(&d);
 	CHECK(why && strstr(why, "one too many"));
+	/* below the stack pointer: the handler's frames and saved registers */
+	d.nr_locs = 1;
+	d.locs[0].disp = -8;
+	why = xk_ioc_replay_check(&d);
+	CHECK(why && strstr(why, "below the stack pointer"));
+	/* a base the span changes before its store, also through a byte
+	 * register: bh is rbx's, not rdi's (c6 c7 10: mov bh, 0x10; 0f 94 c6:
+	 * sete dh; 88 c5: mov ch, al), and a plain mov to rbx */
+	{
+		static const struct { uint8_t b[8]; int len, base; } changed[] = {
+			{ { 0xc6, 0xc7, 0x10, 0x89, 0x03 }, 5, XK_RBX },
+			{ { 0x0f, 0x94, 0xc6, 0x89, 0x02 }, 5, XK_RDX },
+			{ { 0x88, 0xc5, 0x89, 0x01 }, 4, XK_RCX },
+			{ { 0x48, 0x89, 0xcb, 0x89, 0x03 }, 5, XK_RBX },
+		};
+
+		for (size_t k = 0; k < sizeof(changed) / sizeof(changed[0]); k++) {
+			d.locs[0] = (struct xk_ioc_loc){ .kind = XK_LOC_MEM,
+				.base = changed[k].base, .disp = 0, .width = 32 };
+			d.locs[0].expr.len = 1;
+			d.locs[0].expr.insn[0] = (struct xk_expr_insn){
+				.op = XK_OP_REG, .width = 64, .reg = XK_RAX };
+			CHECK(!xk_ioc_replay_check(&d));
+			/* refused: a base changed, or ah..bh written */
+			CHECK(xk_rule_replay_stores(changed[k].b, mask, 0x10,
+						    0x10 + changed[k].len, &d));
+		}
+		/* with the base unchanged (mov [rbx], eax alone) it is the
+		 * span's store */
+		CHECK(!xk_rule_replay_stores(changed[0].b + 3, mask, 0x10, 0x12, &d));
+	}
 	return 0;
 }
 

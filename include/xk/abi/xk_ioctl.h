@@ -603,10 +603,12 @@ static inline const char *xk_ioc_replay_check(const struct xk_ioc_replay *r)
 			 * XK_REPLAY_MAX_STORES; where: xk_rule_replay_stores */
 			if (seen || i >= XK_REPLAY_MAX_STORES || l->base < 0 ||
 			    l->base >= XK_NR_REGS || !xk_rule_width_ok(l->width) ||
-			    l->rip_end || l->disp > XK_MAX_MEM_DISP ||
-			    l->disp < -XK_MAX_MEM_DISP)
-				return "a replay's store is malformed, not among the "
-				       "first, or one too many";
+			    l->rip_end || l->disp >= XK_MAX_MEM_DISP ||
+			    l->disp <= -XK_MAX_MEM_DISP ||
+			    (l->base == XK_RSP && l->disp < 0))
+				return "a replay's store is malformed (below the "
+				       "stack pointer, out of bounds), not among "
+				       "the first, or one too many";
 		} else if (l->kind < 0 || l->kind > XK_LOC_FLAGS ||
 			   l->kind == XK_RSP) {
 			return "a replay writes something other than a register, "

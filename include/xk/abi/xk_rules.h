@@ -88,6 +88,10 @@ static inline const char *xk_rule_check_loc(__s32 kind, __s32 base, __s64 disp,
 	if (base >= 0 && base < XK_NR_REGS) {
 		__u64 mag = disp < 0 ? 0 - (__u64)disp : (__u64)disp;
 
+		/* below the stack pointer lie the handler's own frames and
+		 * the saved registers (kernel C has no red zone) */
+		if (base == XK_RSP && disp < 0)
+			return "a memory location lies below the stack pointer";
 		return mag < XK_MAX_MEM_DISP ? 0 :
 		       "a memory location's displacement is out of bounds";
 	}
@@ -321,7 +325,7 @@ static inline __u32 xk_rule_decode_insn(const __u8 *b, const __u8 *mask,
 	__u32 i = q, fixed, disp = 0, imm = 0;
 	__u8 rex = 0, op, op2 = 0, modrm = 0, mod = 3, rm = 0, grp = 0;
 	int osz = 0, has_modrm = 0, writes_rm = 0, writes_reg = 0, lea = 0;
-	int fixed_dst = -1;
+	int fixed_dst = -1, byte_op;
 	__u32 imm32;
 
 	*store = 0;
@@ -443,14 +447,23 @@ static inline __u32 xk_rule_decode_insn(const __u8 *b, const __u8 *mask,
 			return 0;
 	if (n - i < disp + imm)
 		return 0;
+	/* an operation on 8-bit registers: without REX, registers 4 to 7
+	 * are ah, ch, dh and bh, parts of rax to rbx, not rsp to rdi */
+	byte_op = (op < 0x40 && (op & 7) < 4 && !(op & 1)) || op == 0x80 ||
+		  op == 0x88 || op == 0x8a || op == 0xc0 || op == 0xc6 ||
+		  op == 0xd0 || op == 0xd2 || op == 0xf6 ||
+		  (op == 0x0f && (op2 & 0xf0) == 0x90);
 	if (writes_reg)
 		*dst = grp | ((rex & 4) << 1);
 	else if (writes_rm && mod == 3)
 		*dst = rm | ((rex & 1) << 3);
 	else
 		*dst = fixed_dst;
-	/* the stack pointer, or ah..bh (register 4 to 7 of a byte
-	 * operation without REX): refused; 4 is both rsp and ah */
+	/* ah..bh written: refused (a write to rcx, rdx or rbx must not pass
+	 * for one to rbp, rsi or rdi); then the stack pointer */
+	if (byte_op && !rex && (writes_reg || (writes_rm && mod == 3)) &&
+	    *dst >= 4 && *dst <= 7)
+		return 0;
 	if (*dst == 4)
 		return 0;
 	*store = has_modrm && mod != 3 && writes_rm && !lea;
