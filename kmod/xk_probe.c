@@ -50,6 +50,20 @@ static unsigned long *reg_slot(struct pt_regs *r, int reg)
 }
 
 /*
+ * Whether [addr, addr + bytes) may be accessed nofault from the probed
+ * context: above user space and the guard page, canonical at both ends,
+ * not wrapping. Shared by the readers and the writer below.
+ */
+static bool kernel_range(unsigned long addr, unsigned int bytes)
+{
+	unsigned long last = addr + bytes - 1;
+
+	return addr >= TASK_SIZE_MAX + PAGE_SIZE && last >= addr &&
+	       __is_canonical_address(addr, boot_cpu_data.x86_virt_bits) &&
+	       __is_canonical_address(last, boot_cpu_data.x86_virt_bits);
+}
+
+/*
  * Stores width bits of v at a kernel address without trusting it: the
  * address must be in the kernel half and canonical (a #GP in a fixed-up
  * access would still warn), and a page fault (unmapped, read-only text or
@@ -63,11 +77,8 @@ static int write_mem_nofault(unsigned long addr, u64 v, unsigned int width)
 	u8 v8 = v;
 	u16 v16 = v;
 	u32 v32 = v;
-	unsigned long last = addr + width / 8 - 1;
 
-	if (addr < TASK_SIZE_MAX + PAGE_SIZE || last < addr ||
-	    !__is_canonical_address(addr, boot_cpu_data.x86_virt_bits) ||
-	    !__is_canonical_address(last, boot_cpu_data.x86_virt_bits))
+	if (!kernel_range(addr, width / 8))
 		return -EFAULT;
 	pagefault_disable();
 	switch (width) {
@@ -90,12 +101,8 @@ fault:
  */
 static int read_mem_nofault(unsigned long addr, u64 *v, unsigned int width)
 {
-	unsigned long last = addr + width / 8 - 1;
-
 	*v = 0;
-	if (addr < TASK_SIZE_MAX + PAGE_SIZE || last < addr ||
-	    !__is_canonical_address(addr, boot_cpu_data.x86_virt_bits) ||
-	    !__is_canonical_address(last, boot_cpu_data.x86_virt_bits) ||
+	if (!kernel_range(addr, width / 8) ||
 	    copy_from_kernel_nofault(v, (void *)addr, width / 8))
 		return -EFAULT;
 	return 0;
@@ -118,12 +125,9 @@ static int read_inputs(const struct xk_ioc_mem_in *mem_in, u32 nr, u64 *in,
 		unsigned long addr = in[m->base % XK_NR_REGS] + (u64)m->disp +
 				     (m->scale ? in[m->index % XK_NR_REGS] *
 						 (u64)m->scale : 0);
-		unsigned long last = addr + m->width / 8 - 1;
 		u64 v = 0;
 
-		if (addr < TASK_SIZE_MAX + PAGE_SIZE || last < addr ||
-		    !__is_canonical_address(addr, boot_cpu_data.x86_virt_bits) ||
-		    !__is_canonical_address(last, boot_cpu_data.x86_virt_bits) ||
+		if (!kernel_range(addr, m->width / 8) ||
 		    copy_from_kernel_nofault(&v, (void *)addr, m->width / 8)) {
 			*bad = addr;
 			return -EFAULT;

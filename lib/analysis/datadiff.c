@@ -871,14 +871,14 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 	if (!read_only && (!strcmp(y->name, "init_task") ||
 			   !strcmp(y->name, "init_cred"))) {
 		char note[sizeof(t->notes[0])];
+		bool task = !strcmp(y->name, "init_task");
 
 		snprintf(note, sizeof(note), "%s+0x%lx: the constant initialises "
 			 "the boot %s's own state, kept as every %s made before "
 			 "the change keeps its own (the code that gives new ones "
 			 "the value is retuned)", y->name,
 			 (unsigned long)next_diff(y, z[0], 0),
-			 y->name[5] == 't' ? "task" : "credentials",
-			 y->name[5] == 't' ? "task" : "cred");
+			 task ? "task" : "credentials", task ? "task" : "cred");
 		return gen_add_note(t, note) ?: 1;
 	}
 	/* what the module refuses as the kernel's own structures
