@@ -354,6 +354,23 @@ static bool taint_step(const struct xk_insn *in, struct taint *t,
 	}
 	if (in->is_ret && (t->regs & 1u))
 		*escapes |= XK_ESCAPE_RET;
+	/* xadd %reg, mem (lock or not): the sum goes to memory and the flags,
+	 * the register gets memory's old contents (derived when that slot
+	 * is) */
+	if (in->id == X86_INS_XADD && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_MEM && x->operands[1].type == X86_OP_REG) {
+		int g = xk_gpr(x->operands[1].reg, NULL, NULL);
+		bool old = slot_has(t, store_slot);
+
+		if (src && dst_mem_nonstack)
+			*escapes |= XK_ESCAPE_STORE;
+		if (store_slot != INT64_MIN)
+			slot_set(t, store_slot, src);
+		t->regs = src ? t->regs | (1u << 16) : t->regs & ~(1u << 16);
+		if (g >= 0)
+			t->regs = old ? t->regs | (1u << g) : t->regs & ~(1u << g);
+		return src;
+	}
 	if (src && dst_mem_nonstack)
 		*escapes |= XK_ESCAPE_STORE;
 	if (store_slot != INT64_MIN)
@@ -418,18 +435,234 @@ static const char *allocator_called(const struct xk_func_code *code,
 	return NULL;
 }
 
+/* Whether a branch of the function goes to the instruction at off. */
+static bool branch_target(const struct xk_func_code *code, uint64_t off)
+{
+	for (size_t i = 0; i < code->nr; i++)
+		if (code->insn[i].target == (int64_t)off && !code->insn[i].is_call)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the registers in mask, at instruction from on, or any value
+ * computed from them, address memory (base or index of an access), are
+ * stored, pushed, passed to a call, returned or leave the function before
+ * every path overwrites them. Runs over the function's paths, each
+ * instruction's set of registers growing until it holds (bounded: a set
+ * of 16 registers grows at most 16 times per instruction).
+ */
+static bool weighed_value_escapes(const struct xk_func_code *code, size_t from,
+				  uint32_t mask)
+{
+	size_t n = code->nr, head = 0, tail = 0, rounds = 0;
+	uint32_t *in_mask = calloc(n + 1, sizeof(*in_mask));
+	size_t *queue = calloc(n * 17 + 1, sizeof(*queue));
+	bool escapes = false;
+
+	if (!in_mask || !queue) {
+		escapes = true;		/* nothing proven */
+		goto out;
+	}
+	if (from >= n)
+		goto out;
+	in_mask[from] = mask;
+	queue[tail++] = from;
+	while (head != tail && !escapes) {
+		size_t i = queue[head++], succ[DF_MAX_SUCC];
+		const struct xk_insn *in = &code->insn[i];
+		const cs_x86 *x = &in->x86;
+		uint32_t m = in_mask[i], written = 0;
+		bool reads = false;
+		int ns;
+
+		if (++rounds > n * 17) {
+			escapes = true;
+			break;
+		}
+		for (int o = 0; o < x->op_count; o++) {
+			const cs_x86_op *op = &x->operands[o];
+			int b, ix;
+
+			if (op->type == X86_OP_REG) {
+				int g = xk_gpr(op->reg, NULL, NULL);
+
+				if (g >= 0 && (m & (1u << g)) &&
+				    (op->access & CS_AC_READ))
+					reads = true;
+				continue;
+			}
+			if (op->type != X86_OP_MEM)
+				continue;
+			b = xk_gpr(op->mem.base, NULL, NULL);
+			ix = xk_gpr(op->mem.index, NULL, NULL);
+			if ((b >= 0 && (m & (1u << b))) || (ix >= 0 && (m & (1u << ix)))) {
+				if (in->id != X86_INS_LEA)
+					escapes = true;	/* an address */
+				reads = true;
+			}
+		}
+		for (int r = 0; r < in->nr_read; r++) {
+			int g = xk_gpr(in->regs_read[r], NULL, NULL);
+
+			if (g >= 0 && g != XK_RSP && (m & (1u << g)))
+				reads = true;
+		}
+		for (int o = 0; o < x->op_count && reads; o++)
+			if (x->operands[o].type == X86_OP_MEM &&
+			    (x->operands[o].access & CS_AC_WRITE) &&
+			    in->id != X86_INS_LEA)
+				escapes = true;		/* stored */
+		if (reads && (in->id == X86_INS_PUSH || in->is_call || in->is_ret ||
+			      in->is_branch || in->fixup == XK_FIXUP_ELSEWHERE))
+			escapes = true;		/* spilled, passed on, jumped with */
+		/* arguments and results are no operands of call and ret */
+		if ((in->is_call && (m & 0x3c6u)) ||
+		    (in->is_ret && (m & (0x3c6u | 1u))))
+			escapes = true;
+		if (in->is_ret || escapes)
+			continue;
+		for (int r = 0; r < in->nr_write; r++) {
+			int g = xk_gpr(in->regs_write[r], NULL, NULL);
+
+			if (g >= 0 && g != XK_RSP)
+				written |= 1u << g;
+		}
+		if (in->is_call)
+			written |= 0xfc7u;	/* caller-saved */
+		m = reads ? m | written : m & ~written;
+		if (!m)
+			continue;
+		if (in->is_branch && !in->is_cond && xk_code_index(code, in->target) < 0) {
+			escapes = true;		/* a tail jump out with it live */
+			break;
+		}
+		ns = df_successors(code, i, succ);
+		for (int k = 0; k < ns; k++) {
+			if ((in_mask[succ[k]] | m) == in_mask[succ[k]])
+				continue;
+			in_mask[succ[k]] |= m;
+			queue[tail++] = succ[k];
+		}
+		if ((!in->is_branch || in->is_cond) && i + 1 == n)
+			escapes = true;		/* falls off the end */
+	}
+out:
+	free(in_mask);
+	free(queue);
+	return escapes;
+}
+
+/*
+ * Whether general register gpr holds, at instruction k, a variable's value
+ * loaded on k's straight path (no join, call or jump between): `mov
+ * sym(%rip), %reg`, a setting such as a sysctl's limit, which no call of
+ * the function allocated.
+ */
+static bool holds_loaded_variable(const struct xk_func_code *code, size_t k,
+				  int gpr)
+{
+	for (size_t j = k; j-- > 0;) {
+		const struct xk_insn *p = &code->insn[j];
+		const cs_x86 *x = &p->x86;
+		bool writes = false;
+
+		if (branch_target(code, code->insn[j + 1].off) || p->is_call ||
+		    p->is_ret || (p->is_branch && !p->is_cond))
+			return false;
+		for (int r = 0; r < p->nr_write; r++)
+			writes |= xk_gpr(p->regs_write[r], NULL, NULL) == gpr;
+		for (int o = 0; o < x->op_count; o++)
+			writes |= x->operands[o].type == X86_OP_REG &&
+				  (x->operands[o].access & CS_AC_WRITE) &&
+				  xk_gpr(x->operands[o].reg, NULL, NULL) == gpr;
+		if (!writes)
+			continue;
+		return p->id == X86_INS_MOV && x->op_count == 2 &&
+		       x->operands[0].type == X86_OP_REG &&
+		       x->operands[1].type == X86_OP_MEM &&
+		       x->operands[1].mem.base == X86_REG_RIP &&
+		       x->operands[1].mem.index == X86_REG_INVALID &&
+		       x->operands[1].mem.segment == X86_REG_INVALID &&
+		       p->has_reloc;
+	}
+	return false;
+}
+
+/*
+ * Whether the derived flags instruction i reads come from a compare that
+ * weighs the value against a limit and nothing of another call's: the
+ * flags' setter is a cmp or test on i's straight path (no join between),
+ * and each operand is an immediate, derived, or a register that holds a
+ * variable loaded on the compare's straight path (holds_loaded_variable)
+ * and whose contents weighed_value_escapes() clears (not used on an
+ * object after). A bound is refused: golden_lazy_get's `cmp $N-1, %ebx;
+ * ja` (the index is what the constant is weighed against), a count in
+ * memory (`cmp N, 8(%rdi)`: its bytes may be read again), an argument.
+ * The user's total of pipe buffers with the value added (alloc_pipe_info:
+ * lock xadd) weighed against pipe_user_pages_hard is taken.
+ * state: the taint entering each instruction.
+ */
+static bool compare_weighs_no_object(const struct xk_func_code *code, size_t i,
+				     const struct taint *state)
+{
+	const struct xk_insn *cmp;
+	uint32_t other = 0;
+	ssize_t k;
+
+	for (k = (ssize_t)i - 1; k >= 0; k--) {
+		const struct xk_insn *p = &code->insn[k];
+		bool sets = false;
+
+		if (branch_target(code, code->insn[k + 1].off) || p->is_branch ||
+		    p->is_call || p->is_ret)
+			return false;
+		for (int r = 0; r < p->nr_write; r++)
+			sets |= p->regs_write[r] == X86_REG_EFLAGS;
+		if (sets)
+			break;
+	}
+	if (k < 0)
+		return false;
+	cmp = &code->insn[k];
+	if (cmp->id != X86_INS_CMP && cmp->id != X86_INS_TEST)
+		return false;
+	for (int o = 0; o < cmp->x86.op_count; o++) {
+		const cs_x86_op *op = &cmp->x86.operands[o];
+		int g;
+
+		if (op->type == X86_OP_IMM)
+			continue;
+		if (op->type != X86_OP_REG)
+			return false;	/* memory: its bytes may be read again */
+		g = xk_gpr(op->reg, NULL, NULL);
+		if (g < 0 || g == XK_RSP)
+			return false;
+		if (state[k].regs & (1u << g))
+			continue;
+		if (!holds_loaded_variable(code, (size_t)k, g))
+			return false;
+		other |= 1u << g;
+	}
+	return !other || !weighed_value_escapes(code, (size_t)k + 1, other);
+}
+
 /*
  * With df_limits.allocations_in_call (heap_in_one_call in gen.c): what the
  * function may do with derived data so that each object it allocates is
  * sized and described under one value: compute with it (moves,
- * arithmetic, a compare whose flags nothing reads), store it (what the
- * call records), pass it as an allocator's size. Anything else reads the
- * value against an object that may be another call's (a bound, an index,
- * a free's order, a callee's argument, the caller's result): NULL when
- * instruction in (state t before it) is allowed, else what it does.
+ * arithmetic, a compare whose flags nothing reads, or a compare against
+ * nothing then used on an object: compare_weighs_no_object), store it
+ * (what the call records or accounts: an atomic add too), pass it as an
+ * allocator's size. Anything else reads the value against an object that
+ * may be another call's (a bound, an index, a free's order, a callee's
+ * argument, the caller's result): NULL when instruction in (state t
+ * before it; state: the taint entering each instruction) is allowed, else
+ * what it does.
  */
 static const char *heap_call_use(const struct xk_func_code *code,
-				 const struct xk_insn *in, const struct taint *t)
+				 const struct xk_insn *in, const struct taint *t,
+				 const struct taint *state)
 {
 	const cs_x86 *x = &in->x86;
 	const char *callee;
@@ -439,8 +672,10 @@ static const char *heap_call_use(const struct xk_func_code *code,
 	for (int i = 0; i < in->nr_read; i++) {
 		int g = xk_gpr(in->regs_read[i], NULL, NULL);
 
-		if (in->regs_read[i] == X86_REG_EFLAGS && (t->regs & (1u << 16)))
-			return "tests flags derived from the value (a compare with it)";
+		if (in->regs_read[i] == X86_REG_EFLAGS && (t->regs & (1u << 16)) &&
+		    !compare_weighs_no_object(code, (size_t)(in - code->insn), state))
+			return "tests flags derived from the value (a compare with "
+			       "what it then uses on an object)";
 		if (g >= 0 && (t->regs & (1u << g)))
 			reads = true;
 	}
@@ -452,6 +687,11 @@ static const char *heap_call_use(const struct xk_func_code *code,
 			continue;
 		b = xk_gpr(op->mem.base, NULL, NULL);
 		ix = xk_gpr(op->mem.index, NULL, NULL);
+		if (in->id == X86_INS_LEA) {	/* arithmetic: nothing is read */
+			reads |= (b >= 0 && (t->regs & (1u << b))) ||
+				 (ix >= 0 && (t->regs & (1u << ix)));
+			continue;
+		}
 		if ((b >= 0 && (t->regs & (1u << b))) ||
 		    (ix >= 0 && (t->regs & (1u << ix))))
 			return "addresses memory with the value (an index, a bound)";
@@ -483,6 +723,7 @@ static const char *heap_call_use(const struct xk_func_code *code,
 	case X86_INS_IMUL: case X86_INS_AND: case X86_INS_OR: case X86_INS_XOR:
 	case X86_INS_NOT: case X86_INS_NEG: case X86_INS_INC: case X86_INS_DEC:
 	case X86_INS_CMP: case X86_INS_TEST: case X86_INS_PUSH: case X86_INS_POP:
+	case X86_INS_XADD:	/* an atomic add to memory: what the call accounts */
 		return NULL;
 	default:
 		return "uses it in an instruction the rule does not take";
@@ -568,7 +809,7 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		 * runtime refuses any value but the default, --partial or not.
 		 */
 		if (df_limits.allocations_in_call &&
-		    (heap_use = heap_call_use(code, in, &t))) {
+		    (heap_use = heap_call_use(code, in, &t, in_state))) {
 			span_refuse(sp, "+0x%lx %s: the value sizes heap objects, "
 					"and the call %s: objects of another call "
 					"may meet it", (unsigned long)in->off,

@@ -847,8 +847,9 @@ static int boot_deadline_is_a_note(void)
  * inside, so the object and what the call records agree), when it does
  * nothing with the value but compute, store it and pass it as the size.
  * Golden: G_HEAPREC (kvcalloc(N) and g->nr = N in golden_vec_init);
- * G_HEAPLAZY's table, allocated once and bounded by N in every call, and
- * G_HEAP's bound in another function stay refused. Stock: SKB_FRAG_PAGE_ORDER
+ * G_HEAPLAZY's table, allocated once and bounded by N in every call (also
+ * G_HEAPCAP's, its fill count a variable), and G_HEAP's bound in another
+ * function stay refused. Stock: SKB_FRAG_PAGE_ORDER
  * (alloc_pages(order) and pfrag->size in skb_page_frag_refill).
  */
 static int heap_in_one_call_is_call_state(void)
@@ -867,6 +868,14 @@ static int heap_in_one_call_is_call_state(void)
 	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
 	CHECK(refused_with(&t, "golden_lazy_get", XK_WHY_HEAP) >= 1);
 	CHECK(refused_with(&t, "golden_lazy_get", "as one call: ") >= 1);
+	/* the bound: what N is weighed against then indexes the table */
+	CHECK(refused_with(&t, "golden_lazy_get", "what it then uses on an object") >= 1);
+	xk_scope_free(&t);
+	/* the same bound, the fill count loaded from a variable as a limit
+	 * is: weighed against N, then the table's index */
+	CHECK(gen(GOLDEN, "G_HEAPCAP", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
+	CHECK(refused_with(&t, "golden_cap_add", "what it then uses on an object") >= 1);
 	xk_scope_free(&t);
 	/* users of a macro a header names too are not all known: mmzone.h
 	 * and others name PAGE_ALLOC_COSTLY_ORDER, only sock.h names
@@ -886,6 +895,29 @@ static int heap_in_one_call_is_call_state(void)
 	for (int i = 0; i < t.nr_spans; i++)
 		CHECK(t.spans[i].call_state &&
 		      !strcmp(t.spans[i].func, "skb_page_frag_refill"));
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
+ * A heap object the call sizes, records and accounts: PIPE_MIN_DEF_BUFFERS
+ * in alloc_pipe_info, the ring of a pipe whose user is over the soft
+ * limit. The value is added to the user's total (lock xadd: a store of
+ * what the call accounts; the register gets memory's old contents), the
+ * total weighed against pipe_user_pages_hard (a limit loaded into a
+ * register that nothing then uses on an object), the ring allocated
+ * (kcalloc: its size through lea, arithmetic) and recorded. Both uses are
+ * spans, state of the call.
+ */
+static int heap_call_accounted_is_call_state(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(STOCK, "PIPE_MIN_DEF_BUFFERS", &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	for (int i = 0; i < t.nr_spans; i++)
+		CHECK(t.spans[i].call_state &&
+		      !strcmp(t.spans[i].func, "alloc_pipe_info"));
 	xk_scope_free(&t);
 	return 0;
 }
@@ -1547,6 +1579,7 @@ int main(int argc, char **argv)
 		T(replay_values_storing_elsewhere_are_dropped),
 		T(read_only_data_readers_are_spans),
 		T(heap_in_one_call_is_call_state),
+		T(heap_call_accounted_is_call_state),
 		T(boot_derived_variables_are_data_spans),
 		T(frame_is_checked_below_the_default),
 		T(compare_immediates_do_not_wrap),
