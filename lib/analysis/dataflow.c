@@ -359,9 +359,12 @@ static bool taint_step(const struct xk_insn *in, struct taint *t,
 	 * is) */
 	if (in->id == X86_INS_XADD && x->op_count == 2 &&
 	    x->operands[0].type == X86_OP_MEM && x->operands[1].type == X86_OP_REG) {
-		int g = xk_gpr(x->operands[1].reg, NULL, NULL);
+		int width, g = xk_gpr(x->operands[1].reg, &width, NULL);
 		bool old = slot_has(t, store_slot);
 
+		src |= old;		/* the sum: memory's and the register's */
+		/* a narrower register keeps the rest of what it held */
+		old |= width < 32 && g >= 0 && (t->regs & (1u << g));
 		if (src && dst_mem_nonstack)
 			*escapes |= XK_ESCAPE_STORE;
 		if (store_slot != INT64_MIN)
@@ -435,6 +438,103 @@ static const char *allocator_called(const struct xk_func_code *code,
 	return NULL;
 }
 
+/* bt, bts, btr, btc: a register operand is a bit offset into memory. */
+static bool is_bit_op(const struct xk_insn *in)
+{
+	return in->id == X86_INS_BT || in->id == X86_INS_BTS ||
+	       in->id == X86_INS_BTR || in->id == X86_INS_BTC;
+}
+
+/* The variable instruction in of the function names rip-relative: its
+ * relocation's symbol (a section's for a static one) and the place in
+ * that symbol's section; false when none. */
+static bool insn_variable(const struct xk_func_code *code,
+			  const struct xk_insn *in, const struct xk_sym **sym,
+			  int64_t *place)
+{
+	uint64_t at = code->sym->sym.st_value + in->off;
+	const struct xk_rela *r = xk_rela_in(code->sym->sec, at, at + in->len);
+
+	if (!r || !r->sym)
+		return false;
+	*sym = r->sym;
+	*place = xk_insn_rela_place(code->sym, in, r);
+	return true;
+}
+
+/* Whether an instruction of the function writes the variable at place of
+ * sym's section (a store, an atomic add: any write to `var(%rip)`), or
+ * writes rip-relative memory it cannot name. */
+static bool function_writes(const struct xk_func_code *code,
+			    const struct xk_sym *sym, int64_t place)
+{
+	for (size_t i = 0; i < code->nr; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		const struct xk_sym *s;
+		int64_t p;
+
+		for (int o = 0; o < in->x86.op_count; o++) {
+			const cs_x86_op *op = &in->x86.operands[o];
+
+			if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP ||
+			    !(op->access & CS_AC_WRITE) || in->id == X86_INS_LEA)
+				continue;
+			if (!insn_variable(code, in, &s, &p) ||
+			    (s->sec == sym->sec && p == place))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether a path from instruction from reaches an access through an index
+ * register (`(%rdx,%rax,4)`), a bit offset into memory (bt %reg, mem), or
+ * a conditional jump out of the function (a tail call its arguments go
+ * to): where a count bounded by a compare would meet an object, whichever
+ * register carries it (a copy, a count loaded again, N minus it).
+ */
+static bool indexes_after(const struct xk_func_code *code, size_t from)
+{
+	size_t n = code->nr, sp = 0;
+	bool *seen = calloc(n + 1, sizeof(bool));
+	size_t *stack = calloc(DF_MAX_SUCC * (n + 1) + 1, sizeof(size_t));
+	bool hit = false;
+
+	if (!seen || !stack) {
+		hit = true;	/* nothing proven */
+		goto out;
+	}
+	if (from < n)
+		stack[sp++] = from;
+	while (sp && !hit) {
+		size_t i = stack[--sp], succ[DF_MAX_SUCC];
+		const struct xk_insn *in = &code->insn[i];
+		int ns;
+
+		if (seen[i])
+			continue;
+		seen[i] = true;
+		for (int o = 0; o < in->x86.op_count && in->id != X86_INS_LEA; o++) {
+			const cs_x86_op *op = &in->x86.operands[o];
+
+			if (op->type == X86_OP_MEM &&
+			    (op->mem.index != X86_REG_INVALID || is_bit_op(in)))
+				hit = true;
+		}
+		if (in->is_cond && in->target < 0 && !in->jump_label && !in->alt_site)
+			hit = true;
+		ns = df_successors(code, i, succ);
+		for (int k = 0; k < ns; k++)
+			if (!seen[succ[k]])
+				stack[sp++] = succ[k];
+	}
+out:
+	free(seen);
+	free(stack);
+	return hit;
+}
+
 /* Whether a branch of the function goes to the instruction at off. */
 static bool branch_target(const struct xk_func_code *code, uint64_t off)
 {
@@ -472,7 +572,7 @@ static bool weighed_value_escapes(const struct xk_func_code *code, size_t from,
 		size_t i = queue[head++], succ[DF_MAX_SUCC];
 		const struct xk_insn *in = &code->insn[i];
 		const cs_x86 *x = &in->x86;
-		uint32_t m = in_mask[i], written = 0;
+		uint32_t m = in_mask[i], written = 0, whole = 0;
 		bool reads = false;
 		int ns;
 
@@ -508,11 +608,11 @@ static bool weighed_value_escapes(const struct xk_func_code *code, size_t from,
 			if (g >= 0 && g != XK_RSP && (m & (1u << g)))
 				reads = true;
 		}
+		/* stored, or a bit offset into memory (bt %reg, mem) */
 		for (int o = 0; o < x->op_count && reads; o++)
-			if (x->operands[o].type == X86_OP_MEM &&
-			    (x->operands[o].access & CS_AC_WRITE) &&
-			    in->id != X86_INS_LEA)
-				escapes = true;		/* stored */
+			if (x->operands[o].type == X86_OP_MEM && in->id != X86_INS_LEA &&
+			    ((x->operands[o].access & CS_AC_WRITE) || is_bit_op(in)))
+				escapes = true;
 		if (reads && (in->id == X86_INS_PUSH || in->is_call || in->is_ret ||
 			      in->is_branch || in->fixup == XK_FIXUP_ELSEWHERE))
 			escapes = true;		/* spilled, passed on, jumped with */
@@ -523,14 +623,17 @@ static bool weighed_value_escapes(const struct xk_func_code *code, size_t from,
 		if (in->is_ret || escapes)
 			continue;
 		for (int r = 0; r < in->nr_write; r++) {
-			int g = xk_gpr(in->regs_write[r], NULL, NULL);
+			int width, g = xk_gpr(in->regs_write[r], &width, NULL);
 
-			if (g >= 0 && g != XK_RSP)
-				written |= 1u << g;
+			if (g < 0 || g == XK_RSP)
+				continue;
+			written |= 1u << g;
+			if (width >= 32)	/* a narrower write keeps the rest */
+				whole |= 1u << g;
 		}
 		if (in->is_call)
-			written |= 0xfc7u;	/* caller-saved */
-		m = reads ? m | written : m & ~written;
+			written = whole = 0xfc7u;	/* caller-saved */
+		m = reads ? m | written : m & ~whole;
 		if (!m)
 			continue;
 		if (in->is_branch && !in->is_cond && xk_code_index(code, in->target) < 0) {
@@ -554,22 +657,25 @@ out:
 }
 
 /*
- * Whether general register gpr holds, at instruction k, a variable's value
- * loaded on k's straight path (no join, call or jump between): `mov
- * sym(%rip), %reg`, a setting such as a sysctl's limit, which no call of
- * the function allocated.
+ * Where general register gpr got what it holds at instruction k, when
+ * that is a variable loaded on k's straight path (no join, call or jump
+ * between) with `mov sym(%rip), %reg` (32 or 64 bits) that the function
+ * never writes: a setting such as a sysctl's limit, neither an object a
+ * call made nor a count the function keeps. -1 otherwise.
  */
-static bool holds_loaded_variable(const struct xk_func_code *code, size_t k,
-				  int gpr)
+static ssize_t loaded_variable(const struct xk_func_code *code, size_t k,
+			       int gpr)
 {
 	for (size_t j = k; j-- > 0;) {
 		const struct xk_insn *p = &code->insn[j];
 		const cs_x86 *x = &p->x86;
+		const struct xk_sym *sym;
+		int64_t place;
 		bool writes = false;
 
 		if (branch_target(code, code->insn[j + 1].off) || p->is_call ||
 		    p->is_ret || (p->is_branch && !p->is_cond))
-			return false;
+			return -1;
 		for (int r = 0; r < p->nr_write; r++)
 			writes |= xk_gpr(p->regs_write[r], NULL, NULL) == gpr;
 		for (int o = 0; o < x->op_count; o++)
@@ -578,15 +684,18 @@ static bool holds_loaded_variable(const struct xk_func_code *code, size_t k,
 				  xk_gpr(x->operands[o].reg, NULL, NULL) == gpr;
 		if (!writes)
 			continue;
-		return p->id == X86_INS_MOV && x->op_count == 2 &&
-		       x->operands[0].type == X86_OP_REG &&
-		       x->operands[1].type == X86_OP_MEM &&
-		       x->operands[1].mem.base == X86_REG_RIP &&
-		       x->operands[1].mem.index == X86_REG_INVALID &&
-		       x->operands[1].mem.segment == X86_REG_INVALID &&
-		       p->has_reloc;
+		if (p->id != X86_INS_MOV || x->op_count != 2 ||
+		    x->operands[0].type != X86_OP_REG || x->operands[0].size < 4 ||
+		    x->operands[1].type != X86_OP_MEM ||
+		    x->operands[1].mem.base != X86_REG_RIP ||
+		    x->operands[1].mem.index != X86_REG_INVALID ||
+		    x->operands[1].mem.segment != X86_REG_INVALID ||
+		    !insn_variable(code, p, &sym, &place) ||
+		    function_writes(code, sym, place))
+			return -1;
+		return (ssize_t)j;
 	}
-	return false;
+	return -1;
 }
 
 /*
@@ -607,8 +716,7 @@ static bool compare_weighs_no_object(const struct xk_func_code *code, size_t i,
 				     const struct taint *state)
 {
 	const struct xk_insn *cmp;
-	uint32_t other = 0;
-	ssize_t k;
+	ssize_t k, load;
 
 	for (k = (ssize_t)i - 1; k >= 0; k--) {
 		const struct xk_insn *p = &code->insn[k];
@@ -640,11 +748,12 @@ static bool compare_weighs_no_object(const struct xk_func_code *code, size_t i,
 			return false;
 		if (state[k].regs & (1u << g))
 			continue;
-		if (!holds_loaded_variable(code, (size_t)k, g))
+		load = loaded_variable(code, (size_t)k, g);
+		/* its copies count from the load on */
+		if (load < 0 || weighed_value_escapes(code, (size_t)load + 1, 1u << g))
 			return false;
-		other |= 1u << g;
 	}
-	return !other || !weighed_value_escapes(code, (size_t)k + 1, other);
+	return !indexes_after(code, (size_t)k);
 }
 
 /*
