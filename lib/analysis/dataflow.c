@@ -487,14 +487,23 @@ static bool function_writes(const struct xk_func_code *code,
 	return false;
 }
 
+/* A variable a compare weighed: section and place (insn_variable). */
+struct weighed_var {
+	const struct xk_sec *sec;
+	int64_t place;
+};
+
 /*
  * Whether a path from instruction from reaches an access through an index
- * register (`(%rdx,%rax,4)`), a bit offset into memory (bt %reg, mem), or
- * a conditional jump out of the function (a tail call its arguments go
- * to): where a count bounded by a compare would meet an object, whichever
- * register carries it (a copy, a count loaded again, N minus it).
+ * register (`(%rdx,%rax,4)`), a bit offset into memory (bt %reg, mem), a
+ * load again of one of the nr variables in var (the value compared is not
+ * the one used then: after a call, a READ_ONCE), or a branch out of the
+ * function that is no call or return (a conditional tail call, an
+ * unresolved site): where a count bounded by a compare would meet an
+ * object, whichever register carries it (a copy, N minus it).
  */
-static bool indexes_after(const struct xk_func_code *code, size_t from)
+static bool indexes_after(const struct xk_func_code *code, size_t from,
+			  const struct weighed_var *var, int nr)
 {
 	size_t n = code->nr, sp = 0;
 	bool *seen = calloc(n + 1, sizeof(bool));
@@ -510,6 +519,8 @@ static bool indexes_after(const struct xk_func_code *code, size_t from)
 	while (sp && !hit) {
 		size_t i = stack[--sp], succ[DF_MAX_SUCC];
 		const struct xk_insn *in = &code->insn[i];
+		const struct xk_sym *sym;
+		int64_t place;
 		int ns;
 
 		if (seen[i])
@@ -518,11 +529,18 @@ static bool indexes_after(const struct xk_func_code *code, size_t from)
 		for (int o = 0; o < in->x86.op_count && in->id != X86_INS_LEA; o++) {
 			const cs_x86_op *op = &in->x86.operands[o];
 
-			if (op->type == X86_OP_MEM &&
-			    (op->mem.index != X86_REG_INVALID || is_bit_op(in)))
+			if (op->type != X86_OP_MEM)
+				continue;
+			if (op->mem.index != X86_REG_INVALID || is_bit_op(in))
 				hit = true;
+			if (op->mem.base == X86_REG_RIP && nr &&
+			    insn_variable(code, in, &sym, &place))
+				for (int v = 0; v < nr; v++)
+					hit |= sym->sec == var[v].sec &&
+					       place == var[v].place;
 		}
-		if (in->is_cond && in->target < 0 && !in->jump_label && !in->alt_site)
+		if (in->is_branch && !in->is_ret && !in->jump_label &&
+		    !in->alt_site && xk_code_index(code, in->target) < 0)
 			hit = true;
 		ns = df_successors(code, i, succ);
 		for (int k = 0; k < ns; k++)
@@ -664,7 +682,7 @@ out:
  * call made nor a count the function keeps. -1 otherwise.
  */
 static ssize_t loaded_variable(const struct xk_func_code *code, size_t k,
-			       int gpr)
+			       int gpr, struct weighed_var *var)
 {
 	for (size_t j = k; j-- > 0;) {
 		const struct xk_insn *p = &code->insn[j];
@@ -693,30 +711,95 @@ static ssize_t loaded_variable(const struct xk_func_code *code, size_t k,
 		    !insn_variable(code, p, &sym, &place) ||
 		    function_writes(code, sym, place))
 			return -1;
+		var->sec = sym->sec;
+		var->place = place;
 		return (ssize_t)j;
 	}
 	return -1;
 }
 
 /*
+ * Whether the derived register gpr, at compare k, was computed on k's
+ * straight path (no join, call or jump between) from a register that was
+ * not derived, and what that register held is then used on an object
+ * (weighed_value_escapes from there): N - used, with used an index or a
+ * callee's argument. A value made before a join is not followed.
+ */
+static bool mixes_count(const struct xk_func_code *code, size_t k, int gpr,
+			const struct taint *state)
+{
+	for (size_t j = k; j-- > 0;) {
+		const struct xk_insn *p = &code->insn[j];
+		bool writes = false;
+		uint32_t others = 0;
+
+		if (branch_target(code, code->insn[j + 1].off) || p->is_call ||
+		    p->is_ret || (p->is_branch && !p->is_cond))
+			return false;
+		for (int r = 0; r < p->nr_write; r++)
+			writes |= xk_gpr(p->regs_write[r], NULL, NULL) == gpr;
+		if (!writes)
+			continue;
+		/* the instruction that made it: its other register inputs */
+		for (int r = 0; r < p->nr_read; r++) {
+			int g = xk_gpr(p->regs_read[r], NULL, NULL);
+
+			if (g >= 0 && g != XK_RSP && !(state[j].regs & (1u << g)))
+				others |= 1u << g;
+		}
+		for (int o = 0; o < p->x86.op_count; o++) {
+			const cs_x86_op *op = &p->x86.operands[o];
+			int b = op->type == X86_OP_MEM ?
+				xk_gpr(op->mem.base, NULL, NULL) : -1;
+			int ix = op->type == X86_OP_MEM ?
+				 xk_gpr(op->mem.index, NULL, NULL) : -1;
+
+			if (op->type == X86_OP_REG) {
+				int g = xk_gpr(op->reg, NULL, NULL);
+
+				if (g >= 0 && g != XK_RSP && (op->access & CS_AC_READ) &&
+				    !(state[j].regs & (1u << g)))
+					others |= 1u << g;
+			}
+			if (p->id == X86_INS_LEA) {
+				if (b >= 0 && b != XK_RSP && !(state[j].regs & (1u << b)))
+					others |= 1u << b;
+				if (ix >= 0 && !(state[j].regs & (1u << ix)))
+					others |= 1u << ix;
+			}
+		}
+		return others && weighed_value_escapes(code, j, others);
+	}
+	return false;
+}
+
+/*
  * Whether the derived flags instruction i reads come from a compare that
  * weighs the value against a limit and nothing of another call's: the
- * flags' setter is a cmp or test on i's straight path (no join between),
- * and each operand is an immediate, derived, or a register that holds a
- * variable loaded on the compare's straight path (holds_loaded_variable)
- * and whose contents weighed_value_escapes() clears (not used on an
- * object after). A bound is refused: golden_lazy_get's `cmp $N-1, %ebx;
- * ja` (the index is what the constant is weighed against), a count in
- * memory (`cmp N, 8(%rdi)`: its bytes may be read again), an argument.
- * The user's total of pipe buffers with the value added (alloc_pipe_info:
- * lock xadd) weighed against pipe_user_pages_hard is taken.
- * state: the taint entering each instruction.
+ * flags' setter is a cmp or test on i's straight path (no join between);
+ * each operand is an immediate, derived, or a register holding a variable
+ * the function never writes, loaded on the compare's straight path
+ * (loaded_variable), whose contents from the load on
+ * weighed_value_escapes() clears; a derived operand made on the straight
+ * path from a register not derived (N - used) whose contents do not escape
+ * either (mixes_count); and no path after the compare indexes memory,
+ * loads a weighed variable again or branches out (indexes_after).
+ * Refused: golden_lazy_get's `cmp $N-1, %ebx; ja` (the index is what the
+ * constant is weighed against), a count in memory (`cmp N, 8(%rdi)`: its
+ * bytes may be read again), an argument, a count the function keeps
+ * (G_HEAPCAP), N - used with used a callee's argument (G_HEAPSPACE) or
+ * the index (G_HEAPROOM), a setting passed on (G_HEAPPASS). Taken: the user's total of pipe
+ * buffers with the value added (alloc_pipe_info: lock xadd) weighed
+ * against pipe_user_pages_hard. state: the taint entering each
+ * instruction.
  */
 static bool compare_weighs_no_object(const struct xk_func_code *code, size_t i,
 				     const struct taint *state)
 {
+	struct weighed_var var[4];
 	const struct xk_insn *cmp;
 	ssize_t k, load;
+	int nr = 0;
 
 	for (k = (ssize_t)i - 1; k >= 0; k--) {
 		const struct xk_insn *p = &code->insn[k];
@@ -746,14 +829,19 @@ static bool compare_weighs_no_object(const struct xk_func_code *code, size_t i,
 		g = xk_gpr(op->reg, NULL, NULL);
 		if (g < 0 || g == XK_RSP)
 			return false;
-		if (state[k].regs & (1u << g))
+		if (state[k].regs & (1u << g)) {
+			if (mixes_count(code, (size_t)k, g, state))
+				return false;
 			continue;
-		load = loaded_variable(code, (size_t)k, g);
+		}
+		if (nr == (int)(sizeof(var) / sizeof(var[0])))
+			return false;
+		load = loaded_variable(code, (size_t)k, g, &var[nr++]);
 		/* its copies count from the load on */
 		if (load < 0 || weighed_value_escapes(code, (size_t)load + 1, 1u << g))
 			return false;
 	}
-	return !indexes_after(code, (size_t)k);
+	return !indexes_after(code, (size_t)k, var, nr);
 }
 
 /*

@@ -849,7 +849,8 @@ static int boot_deadline_is_a_note(void)
  * Golden: G_HEAPREC (kvcalloc(N) and g->nr = N in golden_vec_init);
  * G_HEAPLAZY's table, allocated once and bounded by N in every call (also
  * G_HEAPCAP's, its fill count a variable the function writes; G_HEAPSPACE's,
- * the room N - used weighed, used the index; G_HEAPPASS's, a setting weighed
+ * the room N - used weighed, used a callee's index or this one's, G_HEAPROOM;
+ * G_HEAPPASS's, a setting weighed
  * and passed to a callee), and G_HEAP's bound in another function stay
  * refused. Stock: SKB_FRAG_PAGE_ORDER
  * (alloc_pages(order) and pfrag->size in skb_page_frag_refill).
@@ -879,10 +880,15 @@ static int heap_in_one_call_is_call_state(void)
 	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
 	CHECK(refused_with(&t, "golden_cap_add", "what it then uses on an object") >= 1);
 	xk_scope_free(&t);
-	/* the room left, N - used, weighed against 0; used the index */
+	/* the room left, N - used, weighed against 0; used a callee's
+	 * index (G_HEAPSPACE), or the index here (G_HEAPROOM) */
 	CHECK(gen(GOLDEN, "G_HEAPSPACE", &t) == 0);
 	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
 	CHECK(refused_with(&t, "golden_space_put", "what it then uses on an object") >= 1);
+	xk_scope_free(&t);
+	CHECK(gen(GOLDEN, "G_HEAPROOM", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
+	CHECK(refused_with(&t, "golden_room_put", "what it then uses on an object") >= 1);
 	xk_scope_free(&t);
 	/* a setting weighed against N, then a callee's argument */
 	CHECK(gen(GOLDEN, "G_HEAPPASS", &t) == 0);
