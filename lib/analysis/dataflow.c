@@ -452,8 +452,7 @@ static bool insn_variable(const struct xk_func_code *code,
 			  const struct xk_insn *in, const struct xk_sym **sym,
 			  int64_t *place)
 {
-	uint64_t at = code->sym->sym.st_value + in->off;
-	const struct xk_rela *r = xk_rela_in(code->sym->sec, at, at + in->len);
+	const struct xk_rela *r = xk_insn_rela(code->sym, in);
 
 	if (!r || !r->sym)
 		return false;
@@ -675,20 +674,14 @@ out:
 }
 
 /*
- * Where general register gpr got what it holds at instruction k, when
- * that is a variable loaded on k's straight path (no join, call or jump
- * between) with `mov sym(%rip), %reg` (32 or 64 bits) that the function
- * never writes: a setting such as a sysctl's limit, neither an object a
- * call made nor a count the function keeps. -1 otherwise.
+ * The instruction that last wrote general register gpr before instruction
+ * k on k's straight path (no join, call or jump between), or -1.
  */
-static ssize_t loaded_variable(const struct xk_func_code *code, size_t k,
-			       int gpr, struct weighed_var *var)
+static ssize_t straight_def(const struct xk_func_code *code, size_t k, int gpr)
 {
 	for (size_t j = k; j-- > 0;) {
 		const struct xk_insn *p = &code->insn[j];
 		const cs_x86 *x = &p->x86;
-		const struct xk_sym *sym;
-		int64_t place;
 		bool writes = false;
 
 		if (branch_target(code, code->insn[j + 1].off) || p->is_call ||
@@ -700,22 +693,40 @@ static ssize_t loaded_variable(const struct xk_func_code *code, size_t k,
 			writes |= x->operands[o].type == X86_OP_REG &&
 				  (x->operands[o].access & CS_AC_WRITE) &&
 				  xk_gpr(x->operands[o].reg, NULL, NULL) == gpr;
-		if (!writes)
-			continue;
-		if (p->id != X86_INS_MOV || x->op_count != 2 ||
-		    x->operands[0].type != X86_OP_REG || x->operands[0].size < 4 ||
-		    x->operands[1].type != X86_OP_MEM ||
-		    x->operands[1].mem.base != X86_REG_RIP ||
-		    x->operands[1].mem.index != X86_REG_INVALID ||
-		    x->operands[1].mem.segment != X86_REG_INVALID ||
-		    !insn_variable(code, p, &sym, &place) ||
-		    function_writes(code, sym, place))
-			return -1;
-		var->sec = sym->sec;
-		var->place = place;
-		return (ssize_t)j;
+		if (writes)
+			return (ssize_t)j;
 	}
 	return -1;
+}
+
+/*
+ * Where general register gpr got what it holds at instruction k, when
+ * that is a variable loaded on k's straight path (no join, call or jump
+ * between) with `mov sym(%rip), %reg` (32 or 64 bits) that the function
+ * never writes: a setting such as a sysctl's limit, neither an object a
+ * call made nor a count the function keeps. -1 otherwise.
+ */
+static ssize_t loaded_variable(const struct xk_func_code *code, size_t k,
+			       int gpr, struct weighed_var *var)
+{
+	ssize_t j = straight_def(code, k, gpr);
+	const struct xk_insn *p = j >= 0 ? &code->insn[j] : NULL;
+	const cs_x86 *x = p ? &p->x86 : NULL;
+	const struct xk_sym *sym;
+	int64_t place;
+
+	if (!p || p->id != X86_INS_MOV || x->op_count != 2 ||
+	    x->operands[0].type != X86_OP_REG || x->operands[0].size < 4 ||
+	    x->operands[1].type != X86_OP_MEM ||
+	    x->operands[1].mem.base != X86_REG_RIP ||
+	    x->operands[1].mem.index != X86_REG_INVALID ||
+	    x->operands[1].mem.segment != X86_REG_INVALID ||
+	    !insn_variable(code, p, &sym, &place) ||
+	    function_writes(code, sym, place))
+		return -1;
+	var->sec = sym->sec;
+	var->place = place;
+	return j;
 }
 
 /*
@@ -728,49 +739,34 @@ static ssize_t loaded_variable(const struct xk_func_code *code, size_t k,
 static bool mixes_count(const struct xk_func_code *code, size_t k, int gpr,
 			const struct taint *state)
 {
-	for (size_t j = k; j-- > 0;) {
-		const struct xk_insn *p = &code->insn[j];
-		bool writes = false;
-		uint32_t others = 0;
+	ssize_t j = straight_def(code, k, gpr);
+	const struct xk_insn *p = j >= 0 ? &code->insn[j] : NULL;
+	uint32_t inputs = 0;
 
-		if (branch_target(code, code->insn[j + 1].off) || p->is_call ||
-		    p->is_ret || (p->is_branch && !p->is_cond))
-			return false;
-		for (int r = 0; r < p->nr_write; r++)
-			writes |= xk_gpr(p->regs_write[r], NULL, NULL) == gpr;
-		if (!writes)
-			continue;
-		/* the instruction that made it: its other register inputs */
-		for (int r = 0; r < p->nr_read; r++) {
-			int g = xk_gpr(p->regs_read[r], NULL, NULL);
+	if (!p)
+		return false;
+	/* the instruction that made it: its register inputs not derived */
+	for (int r = 0; r < p->nr_read; r++) {
+		int g = xk_gpr(p->regs_read[r], NULL, NULL);
 
-			if (g >= 0 && g != XK_RSP && !(state[j].regs & (1u << g)))
-				others |= 1u << g;
-		}
-		for (int o = 0; o < p->x86.op_count; o++) {
-			const cs_x86_op *op = &p->x86.operands[o];
-			int b = op->type == X86_OP_MEM ?
-				xk_gpr(op->mem.base, NULL, NULL) : -1;
-			int ix = op->type == X86_OP_MEM ?
-				 xk_gpr(op->mem.index, NULL, NULL) : -1;
-
-			if (op->type == X86_OP_REG) {
-				int g = xk_gpr(op->reg, NULL, NULL);
-
-				if (g >= 0 && g != XK_RSP && (op->access & CS_AC_READ) &&
-				    !(state[j].regs & (1u << g)))
-					others |= 1u << g;
-			}
-			if (p->id == X86_INS_LEA) {
-				if (b >= 0 && b != XK_RSP && !(state[j].regs & (1u << b)))
-					others |= 1u << b;
-				if (ix >= 0 && !(state[j].regs & (1u << ix)))
-					others |= 1u << ix;
-			}
-		}
-		return others && weighed_value_escapes(code, j, others);
+		if (g >= 0)
+			inputs |= 1u << g;
 	}
-	return false;
+	for (int o = 0; o < p->x86.op_count; o++) {
+		const cs_x86_op *op = &p->x86.operands[o];
+
+		if (op->type == X86_OP_REG && (op->access & CS_AC_READ) &&
+		    xk_gpr(op->reg, NULL, NULL) >= 0)
+			inputs |= 1u << xk_gpr(op->reg, NULL, NULL);
+		if (op->type == X86_OP_MEM && p->id == X86_INS_LEA) {
+			int b = xk_gpr(op->mem.base, NULL, NULL);
+			int ix = xk_gpr(op->mem.index, NULL, NULL);
+
+			inputs |= (b >= 0 ? 1u << b : 0) | (ix >= 0 ? 1u << ix : 0);
+		}
+	}
+	inputs &= ~(1u << XK_RSP) & ~state[j].regs;
+	return inputs && weighed_value_escapes(code, (size_t)j, inputs);
 }
 
 /*

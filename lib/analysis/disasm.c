@@ -146,7 +146,7 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 	 * labels are not found goes anywhere (as an indirect jump) */
 	if (in->is_branch && in->has_reloc) {
 		uint64_t start = f->sym.st_value + in->off;
-		const struct xk_rela *r = xk_rela_in(f->sec, start, start + in->len);
+		const struct xk_rela *r = xk_insn_rela(f, in);
 
 		in->target = -1;
 		if (r && r->sym && r->sym->sec &&
@@ -162,8 +162,7 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 	/* a static call (call __SCT__name): patched by static_call_update(),
 	 * and kprobes refuses its site (static_call_text_reserved()) */
 	if (in->is_call && in->has_reloc) {
-		uint64_t start = f->sym.st_value + in->off;
-		const struct xk_rela *r = xk_rela_in(f->sec, start, start + in->len);
+		const struct xk_rela *r = xk_insn_rela(f, in);
 
 		if (r && r->sym && r->sym->name && !strncmp(r->sym->name, "__SCT__", 7))
 			in->unprobeable = true;

@@ -329,6 +329,14 @@ void xk_obj_correlate(struct xk_obj *a, struct xk_obj *b)
 	}
 }
 
+const struct xk_rela *xk_insn_rela(const struct xk_sym *f,
+				   const struct xk_insn *in)
+{
+	uint64_t start = f->sym.st_value + in->off;
+
+	return xk_rela_in(f->sec, start, start + in->len);
+}
+
 const uint8_t *xk_func_bytes(const struct xk_sym *f)
 {
 	return f->sec->data + f->sym.st_value;

@@ -94,6 +94,10 @@ struct xk_insn;
  * f, names, in the section of r's symbol: the symbol plus the addend, plus,
  * for a pc-relative field, the instruction's tail after the field (S + A -
  * P: the CPU adds the address of the next instruction, not the field's). */
+/* The first relocation applied inside instruction in of function f, or
+ * NULL. */
+const struct xk_rela *xk_insn_rela(const struct xk_sym *f,
+				   const struct xk_insn *in);
 int64_t xk_insn_rela_place(const struct xk_sym *f, const struct xk_insn *in,
 			   const struct xk_rela *r);
 /* Whether an __ex_table entry names an instruction of function f. */

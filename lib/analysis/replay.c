@@ -38,20 +38,11 @@ struct region {
 	size_t b0, b1, v0, v1;
 };
 
-/* The relocation applied inside an instruction of f, or NULL. */
-static const struct xk_rela *insn_rela(const struct xk_sym *f,
-				       const struct xk_insn *in)
-{
-	uint64_t start = f->sym.st_value + in->off;
-
-	return xk_rela_in(f->sec, start, start + in->len);
-}
-
 /* Whether two instructions are the same but for a branch target in f. */
 static bool same_insn(const struct xk_sym *fb, const struct xk_insn *a,
 		      const struct xk_sym *fv, const struct xk_insn *b)
 {
-	const struct xk_rela *ra = insn_rela(fb, a), *rb = insn_rela(fv, b);
+	const struct xk_rela *ra = xk_insn_rela(fb, a), *rb = xk_insn_rela(fv, b);
 	/* a relocated branch (a tail call, the return thunk): its text shows
 	 * where the placeholder points, the relocation says where it goes */
 	bool far = ra && rb && a->is_branch == b->is_branch &&
@@ -130,7 +121,7 @@ const char *gen_unfollowable_branch(const struct xk_sym *f,
 {
 	for (size_t i = 0; i < code->nr; i++) {
 		const struct xk_insn *in = &code->insn[i];
-		const struct xk_rela *r = insn_rela(f, in);
+		const struct xk_rela *r = xk_insn_rela(f, in);
 
 		if (in->jump_label && !in->is_cond) {
 			snprintf(buf, size, "+0x%llx: a jump-label site whose target "

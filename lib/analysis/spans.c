@@ -2302,7 +2302,6 @@ static bool loads_jiffies(const struct func_ctx *c, size_t i, int gpr)
 {
 	const struct xk_insn *in = &c->base.insn[i];
 	const cs_x86 *x = &in->x86;
-	uint64_t at = c->fb->sym.st_value + in->off;
 	const struct xk_rela *r;
 	int width;
 
@@ -2311,7 +2310,7 @@ static bool loads_jiffies(const struct func_ctx *c, size_t i, int gpr)
 	    x->operands[1].mem.base != X86_REG_RIP ||
 	    xk_gpr(x->operands[0].reg, &width, NULL) != gpr || width != 64)
 		return false;
-	r = xk_rela_in(c->fb->sec, at, at + in->len);
+	r = xk_insn_rela(c->fb, in);
 	return r && r->sym && r->sym->name &&
 	       (!strcmp(r->sym->name, "jiffies") || !strcmp(r->sym->name, "jiffies_64"));
 }

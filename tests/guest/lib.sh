@@ -24,6 +24,16 @@ trace_unplugs() {
 }
 traced_unplugs() { grep -c -- "${1:+-$1 .*}block_unplug" $TRACE/trace; }
 unplugs_of() { trace_unplugs "$@"; traced_unplugs; }
+# The scope table of a heap constant of one call (heap_in_one_call): sets
+# tbl to its path, failing unless at least two spans are call-state heap
+# and none is refused.
+heap_call_table() {
+	tbl=$($XK kernel info --field dir)/scopes/$1.scope
+	[ -f "$tbl" ] || fail "no table for $1"
+	[ "$(grep -c '^call-state heap$' "$tbl")" -ge 2 ] || fail "the table's spans are not call-state"
+	grep -q '^unsupported' "$tbl" && fail "a refused span in the table: $(grep -A1 '^unsupported' "$tbl")"
+	true
+}
 cleanup_xk() {
 	$XK unload --all >/dev/null 2>&1
 	rmmod xk_golden 2>/dev/null

@@ -30,10 +30,7 @@ cleanup_pipes() {
 	true
 }
 trap cleanup_pipes EXIT
-tbl=$($XK kernel info --field dir)/scopes/PIPE_MIN_DEF_BUFFERS.scope
-[ -f "$tbl" ] || fail "no table for PIPE_MIN_DEF_BUFFERS"
-[ "$(grep -c '^call-state heap$' "$tbl")" -ge 2 ] || fail "the table's spans are not call-state"
-grep -q '^unsupported' "$tbl" && fail "a refused span in the table: $(grep -A1 '^unsupported' "$tbl")"
+heap_call_table PIPE_MIN_DEF_BUFFERS
 
 # as uid 4242 (no capability, its own user_struct): size | count | hold K
 # (hold: K pipes open until a line comes on stdin)

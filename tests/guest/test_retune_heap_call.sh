@@ -22,10 +22,7 @@ cleanup_frag() {
 	true
 }
 trap cleanup_frag EXIT
-tbl=$($XK kernel info --field dir)/scopes/SKB_FRAG_PAGE_ORDER.scope
-[ -f "$tbl" ] || fail "no table for SKB_FRAG_PAGE_ORDER"
-[ "$(grep -c '^call-state heap$' "$tbl")" -ge 2 ] || fail "the table's spans are not call-state"
-grep -q '^unsupported' "$tbl" && fail "a refused span in the table: $(grep -A1 '^unsupported' "$tbl")"
+heap_call_table SKB_FRAG_PAGE_ORDER
 caller_event xk_frag 'alloc_pages_noprof order=%si:u32' "$tbl" skb_page_frag_refill
 # the orders skb_page_frag_refill allocates while iperf3 sends, "order
 # count" a line, most first

@@ -857,6 +857,16 @@ static int boot_deadline_is_a_note(void)
  */
 static int heap_in_one_call_is_call_state(void)
 {
+	static const struct { const char *name, *func; } bounds[] = {
+		/* a count the function writes, read again for a callee */
+		{ "G_HEAPCAP", "golden_cap_add" },
+		/* the room left, N - used, weighed against 0: used a
+		 * callee's index, or the index here */
+		{ "G_HEAPSPACE", "golden_space_put" },
+		{ "G_HEAPROOM", "golden_room_put" },
+		/* a setting weighed against N, then a callee's argument */
+		{ "G_HEAPPASS", "golden_pass_put" },
+	};
 	struct xk_scope t;
 
 	CHECK(gen(GOLDEN, "G_HEAPREC", &t) == 0);
@@ -874,27 +884,14 @@ static int heap_in_one_call_is_call_state(void)
 	/* the bound: what N is weighed against then indexes the table */
 	CHECK(refused_with(&t, "golden_lazy_get", "what it then uses on an object") >= 1);
 	xk_scope_free(&t);
-	/* the same bound, the fill count loaded from a variable as a limit
-	 * is: weighed against N, then the table's index */
-	CHECK(gen(GOLDEN, "G_HEAPCAP", &t) == 0);
-	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
-	CHECK(refused_with(&t, "golden_cap_add", "what it then uses on an object") >= 1);
-	xk_scope_free(&t);
-	/* the room left, N - used, weighed against 0; used a callee's
-	 * index (G_HEAPSPACE), or the index here (G_HEAPROOM) */
-	CHECK(gen(GOLDEN, "G_HEAPSPACE", &t) == 0);
-	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
-	CHECK(refused_with(&t, "golden_space_put", "what it then uses on an object") >= 1);
-	xk_scope_free(&t);
-	CHECK(gen(GOLDEN, "G_HEAPROOM", &t) == 0);
-	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
-	CHECK(refused_with(&t, "golden_room_put", "what it then uses on an object") >= 1);
-	xk_scope_free(&t);
-	/* a setting weighed against N, then a callee's argument */
-	CHECK(gen(GOLDEN, "G_HEAPPASS", &t) == 0);
-	CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
-	CHECK(refused_with(&t, "golden_pass_put", "what it then uses on an object") >= 1);
-	xk_scope_free(&t);
+	/* the same bound in other forms, each refused by its own guard */
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		CHECK(gen(GOLDEN, bounds[i].name, &t) == 0);
+		CHECK(xk_scope_nr_supported(&t) < t.nr_spans);
+		CHECK(refused_with(&t, bounds[i].func,
+				   "what it then uses on an object") >= 1);
+		xk_scope_free(&t);
+	}
 	/* users of a macro a header names too are not all known: mmzone.h
 	 * and others name PAGE_ALLOC_COSTLY_ORDER, only sock.h names
 	 * SKB_FRAG_PAGE_ORDER */
