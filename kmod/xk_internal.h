@@ -151,6 +151,8 @@ struct xk_tx {
 	unsigned long nmissed0;		/* entry probes' misses at the scan */
 	atomic_t unreliable;		/* exit walks that could not be trusted */
 	u32 retries;			/* stack scans retried */
+	u32 reaped;			/* orphan: threads dropped that had left
+					 * unseen (reap_departed) */
 	u64 scan_ns;			/* the last scan's time, CPUs stopped */
 	int scan_err;			/* of the last scan: 0, -EAGAIN, -ENOSPC */
 	pid_t unreliable_pid;		/* a task the scan could not walk */
@@ -205,6 +207,10 @@ struct xk_const {
 	u32 last_mode;
 	bool faulted;			/* a write faulted: disarmed for good */
 	bool settle_ref;		/* spans settled: a module reference held */
+	bool module_ref;		/* on xk_consts: a reference on xkernel.ko
+					 * held, so that rmmod says "in use" while
+					 * its probes and handlers are live; put
+					 * back by xk_const_destroy() */
 
 	/* global and per-task transitions (xk_transition.c) */
 	bool tracking_ready;		/* entry/exit probes registered (armed

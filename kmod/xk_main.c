@@ -488,16 +488,28 @@ err_transition:
 	return err;
 }
 
-/* Module unload: no ioctl can run (the device is gone first). */
+/*
+ * Module unload: no ioctl can run (the device is gone first). Every loaded
+ * constant holds a reference on the module (xk_table_load), so rmmod gets
+ * here only once they are all unloaded; only a forced unload (rmmod -f, on
+ * kernels built to allow it) finds one, and then nothing can keep the
+ * module's text alive under probes that may refuse to go: said loudly.
+ */
 static void __exit xk_exit(void)
 {
-	u32 nr;
 	char error[XK_ERROR_MAX];
+	u32 nr;
+	int err;
 
 	misc_deregister(&xk_misc);
 	/* the tables first: the module notifier guards what they hold */
 	mutex_lock(&xk_lock);
-	xk_table_unload(NULL, true, error, &nr);
+	if (!list_empty(&xk_consts)) {
+		err = xk_table_unload(NULL, true, error, &nr);
+		if (err)
+			pr_crit("forced unload with constants that cannot go: %s\n",
+				error);
+	}
 	mutex_unlock(&xk_lock);
 	xk_settle_exit();
 	xk_transition_exit();

@@ -10,6 +10,7 @@
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
+#include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -666,6 +667,9 @@ void xk_const_destroy(struct xk_const *c)
 	free_percpu(c->stats);
 	kvfree(c->vars);
 	kvfree(c->spans);
+	/* last: nothing of c's runs any more (pairs with xk_table_load) */
+	if (c->module_ref)
+		module_put(THIS_MODULE);
 	kfree(c);
 }
 
@@ -935,6 +939,16 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		}
 	}
 	c->loaded_ns = ktime_get_ns();
+	/*
+	 * Loaded: its probes call into this module's text until it is
+	 * destroyed, and an unload may refuse (a thread inside a never-
+	 * immediate constant's safe span, text that cannot go back), so the
+	 * module may not go before it: rmmod says "in use" instead. Our own
+	 * reference cannot be the one that keeps the module from going away
+	 * mid-call: the open control device holds another (xk_fops.owner).
+	 */
+	__module_get(THIS_MODULE);
+	c->module_ref = true;
 	list_add_tail_rcu(&c->node, &xk_consts);
 	req->load_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	pr_info("load %s: %d spans %s, %d variables, by %s[%d] uid %u (%llu us)\n",
@@ -949,6 +963,26 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		err = xk_transition(c, req->value, req->mode, req->timeout_ms,
 				    req->error, &tr_ns);
 		req->transition_ns = tr_ns;
+		if (err && c->tx) {
+			/*
+			 * Per task, rolled back (or ending forward: an entrant
+			 * could not be tracked): threads that took the new
+			 * value are still inside and keep it until they leave.
+			 * Destroying the constant now would have them finish
+			 * their safe span with the compiled-in value, so it
+			 * stays loaded, every other thread at the default, as
+			 * after a per-task set that failed; xk unload once they
+			 * have left (it refuses a never-immediate constant
+			 * while they are inside).
+			 */
+			size_t n = strlen(req->error);
+
+			snprintf(req->error + n, XK_ERROR_MAX - n, "; %s stays "
+				 "loaded until then", c->name);
+			pr_info("load %s: transition failed, kept loaded for the "
+				"threads inside\n", c->name);
+			return err;
+		}
 		if (err) {
 			/* nothing half-applied: a table that cannot take its
 			 * value is removed again */

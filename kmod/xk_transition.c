@@ -865,6 +865,55 @@ void xk_transition_exit(void)
 	destroy_workqueue(xk_wq);
 }
 
+/*
+ * Runs in stop_machine() (every task off its CPU, no handler running): an
+ * orphan's tracked threads whose stacks no longer hold a frame inside its
+ * safe spans are dropped from the count, and the transition ends if they
+ * were the last. A thread leaves without an exit probe seeing it when it
+ * dies inside (do_exit from a span: an oops, kthread_exit), or when an
+ * exception fixup or a longjmp-like path carries it out; its record would
+ * otherwise keep a never-immediate constant loaded for good. A thread whose
+ * stack is gone (exited) has left; one whose stack cannot be walked
+ * reliably stays counted (conservative). Pairs with leave_span()
+ * (xk_probe.c), which does the same for a thread at an exit probe.
+ */
+static int reap_departed(void *data)
+{
+	struct xk_tx *tx = data;
+	unsigned long flags;
+	u32 i = 0, seen = 0;
+
+	if (!xk_tx_lock(tx, &flags))
+		return 0;
+	/* a removal shifts a later record into slot i: look at it again;
+	 * at most every slot once more than there are records */
+	while (i < tx->slots && seen++ < 2 * tx->slots) {
+		struct xk_tracked *tr = &tx->table[i];
+		struct task_struct *t = tr->task;
+		int depth = 0;
+
+		if (!t) {
+			i++;
+			continue;
+		}
+		if (refcount_read(&t->stack_refcount))
+			depth = xk_tx_depth(tx, t, NULL);
+		if (depth) {		/* inside, or not walkable: stays */
+			i++;
+			continue;
+		}
+		if (tr->took_new)
+			tx->inside_new -= tr->depth;
+		else
+			tx->inside -= tr->depth;
+		tx->reaped++;
+		xk_tx_remove(tx, tr);
+	}
+	xk_tx_end_if_left(tx);
+	xk_tx_unlock(tx, flags);
+	return 0;
+}
+
 int xk_transition_busy(struct xk_const *c, char *error)
 {
 	struct xk_tx *tx = c->tx;
@@ -878,6 +927,18 @@ int xk_transition_busy(struct xk_const *c, char *error)
 		return xk_error(error, "%s: another transition of it is under way; "
 				"retry when it ends", c->name), -EBUSY;
 	state = atomic_read(&tx->state);
+	if (state == XK_TR_PENDING || state == XK_TR_REVERTING) {
+		/* threads that left unseen (died inside) no longer hold it */
+		u32 before = tx->reaped;
+
+		stop_machine(reap_departed, tx, NULL);
+		if (tx->reaped != before)
+			pr_info("%s: %u thread%s of an earlier per-task transition "
+				"left its safe spans unseen (exited inside)\n",
+				c->name, tx->reaped - before,
+				tx->reaped - before == 1 ? "" : "s");
+		state = atomic_read(&tx->state);
+	}
 	if (state != XK_TR_PENDING && state != XK_TR_REVERTING) {
 		tx_teardown(tx);	/* an orphan that has ended: reaped */
 		return 0;

@@ -38,6 +38,8 @@ for t in "${tests[@]}"; do
 	# a test leaves no module of ours behind
 	if grep -q '^xkernel ' /proc/modules; then
 		echo "#   $name left xkernel.ko loaded; removing it"
+		# a loaded constant holds the module: unloaded first
+		build/xk unload --all >/dev/null 2>&1
 		rmmod xkernel 2>/dev/null
 	fi
 done

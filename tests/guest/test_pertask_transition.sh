@@ -64,6 +64,27 @@ expect_eq "the thread that took the new value" "$(cat /tmp/pt-b)" "$(result 90 9
 $XK set G_PT=60 || fail "set after the rolled-back transition drained"
 expect_eq "value" "$($XK -j status | jq '.[0].value')" 60
 
+# a per-task load that times out is rolled back as a per-task set is: the
+# thread that took the new value keeps it to the end of its span, so the
+# constant stays loaded (at its default for everyone else) until it leaves
+$XK unload G_PT || fail "unload before the per-task load"
+cat $GOLDEN/pertask > /tmp/pt-la &
+sleep 1
+$XK load G_PT --value 90 --mode per-task --timeout 3000 > /tmp/pt-load.out 2>&1 &
+loader=$!
+sleep 1
+cat $GOLDEN/pertask > /tmp/pt-lb &
+wait $loader && fail "the per-task load ended with the old thread inside"
+grep -q "(1 thread that took the new value keeps it until it leaves); G_PT stays loaded until then" /tmp/pt-load.out ||
+	fail "per-task load: $(cat /tmp/pt-load.out)"
+expect_eq "value after the rolled-back load" "$($XK -j status | jq '.[0].value')" 50
+echo 1 > $GOLDEN/release
+wait
+expect_eq "the old thread through the rolled-back load" "$(cat /tmp/pt-la)" "$(result 50 50)"
+expect_eq "the thread that took the load's value" "$(cat /tmp/pt-lb)" "$(result 90 90)"
+$XK set G_PT=60 || fail "set after the rolled-back load drained"
+log "rolled-back load: old thread $(cat /tmp/pt-la), new thread $(cat /tmp/pt-lb): $(cat /tmp/pt-load.out)"
+
 # threads that exit inside the span: 20 sleepers killed during a per-task
 # transition leave through its exits as they die; the transition drains
 pids=()
