@@ -108,6 +108,13 @@ struct xk_policy_result {
 int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,
 		   int nr_tables, const struct xk_policy_opts *opts,
 		   struct xk_policy_result *res);
+/*
+ * What xk_policy_load checks first, before anything reaches the kernel:
+ * the object's programs only observe (kprobes, tracepoints, fentry/fexit),
+ * call no helper that writes or signals and no kfunc but xkernel's, and
+ * it pins no map. -EPERM names every refusal. Needs no privilege.
+ */
+int xk_policy_check(const char *obj_path);
 /* Detaches policy id (waiting for its programs to go) and unloads its constants. */
 int xk_policy_unload(int fd, const char *id, int *nr_constants);
 

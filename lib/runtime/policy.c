@@ -4,6 +4,10 @@
  *
  * A load, in order (any failure undoes what was done before it):
  *   open_object()       the policy's BPF object
+ *   check_object()      what it holds, before anything reaches the kernel:
+ *                       programs of kinds that only observe, no helper that
+ *                       writes or signals, no kfunc but xkernel's, no
+ *                       pinned or struct_ops map; every refusal named at once
  *   set_params()        --param NAME=VALUE into its read-only data
  *   check_values()      every parameter typed xk_<CONSTANT>_t within the
  *                       constant's bounds (the glue defines those types)
@@ -26,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <elf.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -186,6 +191,358 @@ static int open_object(struct policy_load *p)
 		p->datasec = id > 0 ? btf__type_by_id(p->btf, id) : NULL;
 	}
 	return 0;
+}
+
+
+/*
+ * What a policy object may hold. A policy only chooses values: its span
+ * programs hand xk_choose a value, and programs of its own may read the
+ * context into maps. So every program of the object must be of a kind that
+ * only observes, and call nothing that writes kernel or user state, changes
+ * a return value or signals.
+ */
+#define POLICY_ALLOWED "kprobe, kretprobe, ksyscall, kretsyscall, kprobe.multi, " \
+	"kretprobe.multi, tracepoint, raw_tracepoint, tp_btf, fentry and fexit " \
+	"programs calling no helper that writes memory or a return value or " \
+	"signals, no kfunc but xk_choose; no pinned or struct_ops map"
+
+/* xkernel's kfuncs (kmod/xk_policy.c, bpf/xk_policy.h) */
+static const char *const xk_kfuncs[] = { "xk_choose" };
+
+/* Helpers that write outside the program's own maps, or signal. */
+static const struct {
+	int id;
+	const char *name;
+} writing_helpers[] = {
+	{ BPF_FUNC_probe_write_user, "bpf_probe_write_user" },
+	{ BPF_FUNC_override_return, "bpf_override_return" },
+	{ BPF_FUNC_send_signal, "bpf_send_signal" },
+	{ BPF_FUNC_send_signal_thread, "bpf_send_signal_thread" },
+	{ BPF_FUNC_sys_bpf, "bpf_sys_bpf" },
+	{ BPF_FUNC_sys_close, "bpf_sys_close" },
+	{ BPF_FUNC_set_retval, "bpf_set_retval" },
+	{ BPF_FUNC_bprm_opts_set, "bpf_bprm_opts_set" },
+	{ BPF_FUNC_setsockopt, "bpf_setsockopt" },
+	{ BPF_FUNC_skb_store_bytes, "bpf_skb_store_bytes" },
+	{ BPF_FUNC_l3_csum_replace, "bpf_l3_csum_replace" },
+	{ BPF_FUNC_l4_csum_replace, "bpf_l4_csum_replace" },
+};
+
+/* The refusals found so far, in one message. */
+struct refusals {
+	char text[3072];
+	size_t len;
+	int nr;
+};
+
+static void refuse(struct refusals *r, const char *fmt, ...) __printf(2, 3);
+static void refuse(struct refusals *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (r->len + 8 >= sizeof(r->text)) {
+		r->nr++;
+		return;
+	}
+	if (r->nr++)
+		r->len += (size_t)snprintf(r->text + r->len, sizeof(r->text) - r->len, "; ");
+	va_start(ap, fmt);
+	n = vsnprintf(r->text + r->len, sizeof(r->text) - r->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		r->len = r->len + (size_t)n >= sizeof(r->text) ? sizeof(r->text) - 1
+							      : r->len + (size_t)n;
+}
+
+/* "a" or "an" before a kind's name, as it is read out (an lsm, a uprobe). */
+static const char *article(const char *kind)
+{
+	if (strchr("aeio", kind[0]))
+		return "an";
+	if (strchr("flmnrsx", kind[0]) && kind[1] && !strchr("aeiouchlrty", kind[1]))
+		return "an";
+	return "a";
+}
+
+/*
+ * The kind of a program, by its type and expected attach type as libbpf
+ * set them from the section; *allowed: a policy may hold it. Only
+ * BPF_PROG_TYPE_KPROBE needs the section too: libbpf gives kprobes,
+ * uprobes and USDT probes the same type and attach type.
+ */
+static const char *program_kind(const struct bpf_program *prog, bool *allowed,
+				char *buf, size_t size)
+{
+	static const char *const observers[] = { "kprobe", "kretprobe", "ksyscall",
+						 "kretsyscall", "kprobe.multi",
+						 "kretprobe.multi" };
+	enum bpf_attach_type at = bpf_program__expected_attach_type(prog);
+	enum bpf_prog_type type = bpf_program__type(prog);
+	const char *sec = bpf_program__section_name(prog);
+	const char *name;
+
+	*allowed = false;
+	switch (type) {
+	case BPF_PROG_TYPE_KPROBE:
+		/* the section's first word, less a sleepable ".s" */
+		snprintf(buf, size, "%.*s", (int)strcspn(sec, "/"), sec);
+		if (strlen(buf) > 2 && !strcmp(buf + strlen(buf) - 2, ".s"))
+			buf[strlen(buf) - 2] = '\0';
+		if (at != 0 && at != BPF_TRACE_KPROBE_MULTI)
+			return buf;
+		for (size_t i = 0; i < ARRAY_SIZE(observers); i++)
+			if (!strcmp(buf, observers[i]))
+				*allowed = (at == BPF_TRACE_KPROBE_MULTI) ==
+					   !!strstr(buf, ".multi");
+		return buf;
+	case BPF_PROG_TYPE_TRACEPOINT:
+		*allowed = true;
+		return "tracepoint";
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		*allowed = true;
+		return "raw_tracepoint";
+	case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE:
+		return "raw_tracepoint.w";
+	case BPF_PROG_TYPE_TRACING:
+		switch (at) {
+		case BPF_TRACE_FENTRY:
+			*allowed = true;
+			return "fentry";
+		case BPF_TRACE_FEXIT:
+			*allowed = true;
+			return "fexit";
+		case BPF_TRACE_RAW_TP:
+			*allowed = true;
+			return "tp_btf";
+		case BPF_MODIFY_RETURN:
+			return "fmod_ret";
+		case BPF_TRACE_ITER:
+			return "iter";
+		default:
+			name = libbpf_bpf_attach_type_str(at);
+			return name ? name : "tracing";
+		}
+	case BPF_PROG_TYPE_LSM:
+		return at == BPF_LSM_CGROUP ? "lsm_cgroup" : "lsm";
+	case BPF_PROG_TYPE_EXT:
+		return "freplace";
+	default:
+		name = libbpf_bpf_prog_type_str(type);
+		return name && type != BPF_PROG_TYPE_UNSPEC ? name : "unknown";
+	}
+}
+
+/* A section's name, or "?" where the table does not hold one. */
+static const char *section_name(const char *buf, const Elf64_Shdr *sh,
+				const char *shstr, unsigned int i, int shnum)
+{
+	const Elf64_Shdr *names = &sh[((const Elf64_Ehdr *)buf)->e_shstrndx];
+
+	if (i >= (unsigned int)shnum || sh[i].sh_name >= names->sh_size ||
+	    !memchr(shstr + sh[i].sh_name, '\0', names->sh_size - sh[i].sh_name))
+		return "?";
+	return shstr + sh[i].sh_name;
+}
+
+/* The function of the object's symbol table that holds offset off of section shndx. */
+static const char *elf_function(const char *buf, const Elf64_Shdr *sh, int shnum,
+				unsigned int shndx, Elf64_Addr off)
+{
+	for (int i = 0; i < shnum; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(buf + sh[i].sh_offset);
+		size_t n = sh[i].sh_size / sizeof(*sym);
+		const Elf64_Shdr *str;
+
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= (unsigned int)shnum)
+			continue;
+		str = &sh[sh[i].sh_link];
+		for (size_t k = 0; k < n; k++)
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC &&
+			    sym[k].st_shndx == shndx && sym[k].st_value <= off &&
+			    off < sym[k].st_value + sym[k].st_size &&
+			    sym[k].st_name < str->sh_size &&
+			    memchr(buf + str->sh_offset + sym[k].st_name, '\0',
+				   str->sh_size - sym[k].st_name))
+				return buf + str->sh_offset + sym[k].st_name;
+	}
+	return NULL;
+}
+
+/* "program NAME" for an entry point, "function NAME" for a subprogram (.text). */
+static const char *function_kind(const char *fn, const char *sec)
+{
+	return fn && strcmp(sec, ".text") ? "program" : "function";
+}
+
+/*
+ * Kfunc calls: relocations of an executable section against an undefined
+ * symbol that the object's BTF types as a function (libbpf resolves each
+ * such extern by its name, less a ___flavour suffix; after the open it no
+ * longer marks them extern in the BTF). Only xkernel's are allowed.
+ */
+static void check_kfuncs(struct policy_load *p, const char *buf,
+			 const Elf64_Shdr *sh, int shnum, const char *shstr,
+			 struct refusals *r)
+{
+	for (int i = 0; i < shnum; i++) {
+		const Elf64_Rel *rel = (const Elf64_Rel *)(buf + sh[i].sh_offset);
+		size_t n = sh[i].sh_size / sizeof(*rel);
+		const Elf64_Shdr *symtab, *str, *target;
+		const char *sec;
+
+		if (sh[i].sh_type != SHT_REL || sh[i].sh_link >= (unsigned int)shnum ||
+		    sh[i].sh_info >= (unsigned int)shnum)
+			continue;
+		target = &sh[sh[i].sh_info];
+		symtab = &sh[sh[i].sh_link];
+		if (!(target->sh_flags & SHF_EXECINSTR) || symtab->sh_type != SHT_SYMTAB ||
+		    symtab->sh_link >= (unsigned int)shnum)
+			continue;
+		str = &sh[symtab->sh_link];
+		sec = section_name(buf, sh, shstr, sh[i].sh_info, shnum);
+		for (size_t k = 0; k < n; k++) {
+			const Elf64_Sym *sym = (const Elf64_Sym *)(buf + symtab->sh_offset);
+			size_t idx = ELF64_R_SYM(rel[k].r_info);
+			const char *name, *fn;
+			bool ours = false;
+
+			if (idx >= symtab->sh_size / sizeof(*sym))
+				continue;
+			sym += idx;
+			name = buf + str->sh_offset + sym->st_name;
+			if (sym->st_shndx != SHN_UNDEF || !sym->st_name ||
+			    sym->st_name >= str->sh_size ||
+			    !memchr(name, '\0', str->sh_size - sym->st_name) ||
+			    btf__find_by_name_kind(p->btf, name, BTF_KIND_FUNC) <= 0)
+				continue;
+			for (size_t f = 0; f < ARRAY_SIZE(xk_kfuncs); f++) {
+				size_t l = strlen(xk_kfuncs[f]);
+
+				ours |= !strncmp(name, xk_kfuncs[f], l) &&
+					(!name[l] || !strncmp(name + l, "___", 3));
+			}
+			if (ours)
+				continue;
+			fn = elf_function(buf, sh, shnum, sh[i].sh_info, rel[k].r_offset);
+			refuse(r, "%s %s (section %s) calls kfunc %s, which is not xkernel's",
+			       function_kind(fn, sec), fn ? fn : "?", sec, name);
+		}
+	}
+}
+
+/*
+ * Helper and kfunc calls in every executable section of the object file:
+ * the programs and the subprograms they call (libbpf appends those only
+ * at load), each named by the function that holds the call. The file is
+ * the policy author's: every offset is checked against its size.
+ */
+static int check_calls(struct policy_load *p, struct refusals *r)
+{
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	const char *shstr;
+	char *buf = NULL;
+	size_t len = 0;
+	int err = xk_read_file(p->path, &buf, &len);
+
+	if (err)
+		return xk_err(err, "policy %s: cannot read %s: %s", p->id, p->path,
+			      strerror(-err));
+	eh = (const Elf64_Ehdr *)buf;
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh->e_machine != EM_BPF || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh->e_shoff > len || eh->e_shnum > (len - eh->e_shoff) / sizeof(Elf64_Shdr) ||
+	    eh->e_shstrndx >= eh->e_shnum) {
+		free(buf);
+		return xk_err(-ENOEXEC, "policy %s: %s is not a little-endian 64-bit "
+			      "BPF object", p->id, p->path);
+	}
+	sh = (const Elf64_Shdr *)(buf + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type != SHT_NOBITS &&
+		    (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset)) {
+			free(buf);
+			return xk_err(-ENOEXEC, "policy %s: section %d of %s lies outside "
+				      "the file", p->id, i, p->path);
+		}
+	shstr = buf + sh[eh->e_shstrndx].sh_offset;
+	check_kfuncs(p, buf, sh, eh->e_shnum, shstr, r);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const struct bpf_insn *in = (const struct bpf_insn *)(buf + sh[i].sh_offset);
+		size_t n = sh[i].sh_size / sizeof(*in);
+		const char *sec = section_name(buf, sh, shstr, (unsigned int)i,
+					       eh->e_shnum);
+
+		if (sh[i].sh_type != SHT_PROGBITS || !(sh[i].sh_flags & SHF_EXECINSTR))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const char *fn;
+
+			if (in[k].code == (BPF_LD | BPF_IMM | BPF_DW)) {
+				k++;	/* the second half of a 64-bit load */
+				continue;
+			}
+			if (in[k].code != (BPF_JMP | BPF_CALL) || in[k].src_reg)
+				continue;	/* a subprogram's or a kfunc's call */
+			for (size_t h = 0; h < ARRAY_SIZE(writing_helpers); h++) {
+				if (in[k].imm != writing_helpers[h].id)
+					continue;
+				fn = elf_function(buf, sh, eh->e_shnum, (unsigned int)i,
+						  k * sizeof(*in));
+				refuse(r, "%s %s (section %s) calls %s", function_kind(fn, sec),
+				       fn ? fn : "?", sec, writing_helpers[h].name);
+			}
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/*
+ * Right after the object is opened, before the verifier and before any
+ * table reaches the module (so a refusal leaves nothing to undo). Every
+ * program must only observe: the glue's span programs are kprobes, and
+ * programs of the author's own may be kprobes, tracepoints or fentry/fexit
+ * programs; no program or subprogram may call a helper that writes or
+ * signals, or a kfunc other than xkernel's. Maps libbpf would pin (and
+ * reuse: another tool's map, by name) or register (struct_ops) are
+ * refused too. All refusals are named in one error.
+ */
+static int check_object(struct policy_load *p)
+{
+	struct refusals *r = calloc(1, sizeof(*r));
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	int err;
+
+	if (!r)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	bpf_object__for_each_program(prog, p->obj) {
+		char buf[64];
+		bool allowed;
+		const char *kind = program_kind(prog, &allowed, buf, sizeof(buf));
+
+		if (!allowed)
+			refuse(r, "program %s (section %s) is %s %s program",
+			       bpf_program__name(prog), bpf_program__section_name(prog),
+			       article(kind), kind);
+	}
+	bpf_object__for_each_map(map, p->obj) {
+		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
+			refuse(r, "map %s is a struct_ops map", bpf_map__name(map));
+		else if (bpf_map__pin_path(map))
+			refuse(r, "map %s is pinned at %s", bpf_map__name(map),
+			       bpf_map__pin_path(map));
+	}
+	err = check_calls(p, r);
+	if (!err && r->nr)
+		err = xk_err(-EPERM, "policy %s refused, nothing loaded: %s. A policy "
+			     "may only choose values: allowed are " POLICY_ALLOWED,
+			     p->id, r->text);
+	free(r);
+	return err;
 }
 
 static const struct btf_var_secinfo *find_var(struct policy_load *p, const char *name);
@@ -694,6 +1051,7 @@ static int xk_policy_load_impl(int fd, const char *obj_path, const struct xk_sco
 
 	t = xk_now();
 	err = open_object(&p);
+	err = err ?: check_object(&p);
 	err = err ?: check_abi(&p);
 	err = err ?: set_params(&p);
 	err = err ?: check_values(&p);
@@ -719,6 +1077,28 @@ static int xk_policy_load_impl(int fd, const char *obj_path, const struct xk_sco
 	free(p.rodata_copy);
 	libbpf_set_print(old_print);
 	return err;
+}
+
+static int xk_policy_check_impl(const char *obj_path)
+{
+	struct policy_load p = { .path = obj_path };
+	libbpf_print_fn_t old_print = libbpf_set_print(keep_libbpf_print);
+	int err = policy_id(obj_path, p.id, sizeof(p.id));
+
+	libbpf_log_len = 0;
+	err = err ?: open_object(&p);
+	err = err ?: check_object(&p);
+	bpf_object__close(p.obj);
+	free(p.rodata_copy);
+	libbpf_set_print(old_print);
+	return err;
+}
+
+/* Opens the object and checks what it holds, as xk_policy_load does first. */
+int xk_policy_check(const char *obj_path)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_policy_check_impl(obj_path));
 }
 
 int xk_policy_load(int fd, const char *obj_path, const struct xk_scope *tables,

@@ -4,7 +4,11 @@
 # calls xk_choose away from the spans (attached without a span's cookie) is
 # refused (counted, logged) and the kernel behaves as compiled; a parameter
 # out of the constant's bounds is refused at load, a value computed out of
-# them clamped at run time; a non-root user cannot load a policy. (Binding,
+# them clamped at run time; a non-root user cannot load a policy; a policy
+# holding programs that do more than choose values (lsm, fmod_ret, a kprobe
+# writing user memory, a kfunc not xkernel's, a subprogram overriding a
+# return value) is refused before anything reaches the kernel, each program
+# named, and no program of it stays. (Binding,
 # one call per hit, sleepable programs: test_policy_binding.sh.)
 . "$(dirname "$0")/lib.sh"
 BPF=$XK_TOP/build/bpf
@@ -75,3 +79,28 @@ log "computed 2048: in force $value, $clamped of $choices choices clamped; unplu
 expect_eq "value in force" "$value" 512
 [ "$clamped" -gt 0 ] && [ "$clamped" = "$choices" ] || fail "clamped $clamped of $choices"
 [ "$n" -lt "$base" ] || fail "at 512, $n unplugs, not fewer than $base"
+
+# 6. programs that do more than choose values: each named, nothing loaded,
+#    no program of the object reaches the kernel
+command -v bpftool >/dev/null || fail "no bpftool"
+progs_of() { bpftool prog show -j | jq "[.[] | select((.name // \"\") | startswith(\"$1\"))] | length"; }
+[ "$(progs_of overpowered)" = 0 ] || fail "programs named overpowered* before the load"
+out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/overpowered.bpf.o 2>&1) &&
+	fail "a policy with lsm, fmod_ret and write_user programs was loaded"
+log "overpowered policy: $(cut -c1-700 <<< "$out")"
+for want in "policy overpowered refused, nothing loaded" \
+	"program overpowered_lsm (section lsm/file_open) is an lsm program" \
+	"program overpowered_fmod_ret (section fmod_ret/security_file_open) is an fmod_ret program" \
+	"program overpowered_write_user (section kprobe/__x64_sys_getcwd) calls bpf_probe_write_user" \
+	"program overpowered_kfunc (section tp_btf/sched_switch) calls kfunc bpf_task_acquire"; do
+	grep -qF "$want" <<< "$out" || fail "overpowered: not named: '$want' in: $out"
+done
+nothing_loaded "overpowered refusal" overpowered
+expect_eq "overpowered: its programs in the kernel" "$(progs_of overpowered)" 0
+# the same for a call in a subprogram
+out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/overpowered_sub.bpf.o 2>&1) &&
+	fail "a policy overriding a return value was loaded"
+grep -qF "policy overpowered_sub refused, nothing loaded: function override_zero (section .text) calls bpf_override_return" <<< "$out" ||
+	fail "overpowered_sub: not named: $out"
+nothing_loaded "overpowered_sub refusal" overpowered_sub
+expect_eq "overpowered_sub: its programs in the kernel" "$(progs_of overpowered)" 0
