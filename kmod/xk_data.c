@@ -13,13 +13,16 @@
  * interface, a sysctl or a parameter, is never overwritten, only reported).
  *
  * What a table may name here is confined (docs/security.md): a symbol
- * kallsyms knows by that name, of at least the table's size, whose field
- * is aligned, lies in a page the kernel maps writable and not executable,
- * inside the kernel image's data or bss ([_sdata, _edata), [__bss_start,
- * __bss_stop): never text, read-only data, data made read-only after init,
- * per-CPU or init data) or inside the data of a live module other than
- * this one (held with a reference while the constant is loaded), and holds
- * the compiled-in bytes the table expects. The value written is a*N + b
+ * kallsyms knows by that name, none the kernel's security depends on
+ * (xk_rule_security_variable, refused by name in check_desc), of at least
+ * the table's size, whose field is aligned, lies in a page the kernel maps
+ * writable and not executable, inside the kernel image's data ([_sdata,
+ * _edata); its bss, [__bss_start, __bss_stop), only for a variable boot
+ * code derives: never text, read-only data, data made read-only after
+ * init, per-CPU or init data) or inside the data of a live module the
+ * table names for it (module:name, or a bare name for an out-of-tree
+ * module) other than this one (held with a reference while the constant
+ * is loaded), and holds the compiled-in bytes the table expects. The value written is a*N + b
  * for N within the bounds, or per value (a derived variable) the point the
  * analysis computed for N, run from the build with N (xk_ioc_var_bytes),
  * and must fit the field.
@@ -86,13 +89,31 @@ static bool inside(unsigned long addr, u32 size, unsigned long from,
 }
 
 /*
- * The live module whose data holds [field, field + size), with a reference
- * taken; NULL with why in error (no module's, one coming or going, this
- * one). Walks the module list as __module_address does (not exported),
+ * Whether the table names module mod for a variable it calls func: as
+ * "module:name" (libxk names every in-tree module's variables so), or by
+ * a bare name only for an out-of-tree module (tainted O: libxk cannot tell
+ * its name from the object), never an in-tree module's by its bare name.
+ * At load, under xk_lock, mod held.
+ */
+static bool module_named(const struct module *mod, const char *func)
+{
+	const char *colon = strchr(func, ':');
+
+	if (!colon)
+		return test_bit(TAINT_OOT_MODULE, &mod->taints);
+	return colon - func == strlen(mod->name) &&
+	       !strncmp(func, mod->name, colon - func);
+}
+
+/*
+ * The live module whose data holds [field, field + size), one the table
+ * names for the variable it calls func (module_named), with a reference
+ * taken; NULL with why in error (no module's, another module's, one coming
+ * or going, this one). Walks the module list as __module_address does (not exported),
  * preemption off. At load, under xk_lock.
  */
-static struct module *data_module(unsigned long field, u32 size, int idx,
-				  char *error)
+static struct module *data_module(unsigned long field, u32 size,
+				  const char *func, int idx, char *error)
 {
 	struct module *mod, *found = NULL;
 	bool said = false;
@@ -106,6 +127,10 @@ static struct module *data_module(unsigned long field, u32 size, int idx,
 		said = true;
 		if (mod == THIS_MODULE) {
 			xk_error(error, "span %d: the variable is xkernel's own", idx);
+		} else if (!module_named(mod, func)) {
+			xk_error(error, "span %d: %s is module %s's: the table names "
+				 "it %s, not %s:%s", idx, func, mod->name, func,
+				 mod->name, func);
 		} else if (READ_ONCE(mod->state) != MODULE_STATE_LIVE) {
 			xk_error(error, "span %d: module %s is coming or going", idx,
 				 mod->name);
@@ -160,10 +185,18 @@ static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
 		return xk_error(error, "span %d: %s is a structure of the kernel, "
 				"no variable a constant initialises", idx, d->func),
 		       -EPERM;
-	/* the image's data or bss, or a live module's (a reference taken) */
+	/* the image's data (an initialised variable: the compiler puts one
+	 * whose bytes are not all zero there) or, for a variable boot code
+	 * derives (per value), its bss too; or a live module's data, of a
+	 * module the table names (a reference taken) */
+	if (inside(field, d->expect_len, image_bss[0], image_bss[1]) &&
+	    !d->nr_points)
+		return xk_error(error, "span %d: %s is in the kernel's bss: a "
+				"variable the constant initialises is in its data",
+				idx, d->func), -EPERM;
 	if (!inside(field, d->expect_len, image_data[0], image_data[1]) &&
 	    !inside(field, d->expect_len, image_bss[0], image_bss[1])) {
-		*mod = data_module(field, d->expect_len, idx, error);
+		*mod = data_module(field, d->expect_len, d->func, idx, error);
 		if (!*mod)
 			return -EPERM;
 	}

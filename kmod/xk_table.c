@@ -446,6 +446,19 @@ bool xk_symbol_is(unsigned long addr, const char *func, unsigned long off,
 	       *size >= func_size && *size < func_size + 64;
 }
 
+/*
+ * Whether span d writes a register or the flags (a location of that kind,
+ * which xk_rule_loc_written confined to what its instructions write). At
+ * load, under xk_lock.
+ */
+static bool regs_written(const struct xk_ioc_span *d)
+{
+	for (u32 i = 0; i < d->nr_locs && i < XK_MAX_LOCS; i++)
+		if (d->locs[i].kind != XK_LOC_MEM)
+			return true;
+	return false;
+}
+
 static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		       char *error)
 {
@@ -507,6 +520,15 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		return xk_error(error, "span %d: %s+%#llx, where the emulated span "
 				"resumes, is no instruction boundary", idx, d->func,
 				d->probe), -ESTALE;
+	/* a register or the flags are written only where the span's own
+	 * instructions write them (xk_rule_loc_written, in check_desc), as
+	 * the rules' decoder reads them from the span's start: the kprobes
+	 * core must agree the start is an instruction boundary, or what was
+	 * decoded is no instruction the kernel runs */
+	if (at != d->start && regs_written(d) && !insn_boundary(s->start_addr))
+		return xk_error(error, "span %d: %s+%#llx, the span's start, is no "
+				"instruction boundary: its register writes cannot "
+				"be checked", idx, d->func, d->start), -ESTALE;
 	if (copy_from_kernel_nofault(live, (void *)s->start_addr, d->expect_len))
 		return xk_error(error, "span %d: cannot read %s+%#llx", idx,
 				d->func, d->start), -EFAULT;

@@ -896,6 +896,16 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 			 y->name);
 		return 0;
 	}
+	/* nor one the kernel's security depends on (the module's deny list,
+	 * xk_rule_security_variable) */
+	if (!read_only && xk_rule_security_variable(y->name)) {
+		snprintf(why, size, "data: %s+0x%lx is initialised by the "
+			 "constant, but %s is one the kernel's security depends "
+			 "on (lockdown, module signing, an LSM, BPF, ...), which "
+			 "the module never writes", y->name,
+			 (unsigned long)next_diff(y, z[0], 0), y->name);
+		return 0;
+	}
 	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
 		uint64_t d = next_diff(y, z[v], 0);
 

@@ -366,6 +366,79 @@ static void live_variable(struct xk_ioc_span *s, const char *name,
 	make_variable(s, func, size, addr, bytes);
 }
 
+/* The name bss_variable or module_variable found. */
+static char found_name[XK_FUNC_MAX];
+
+/*
+ * The first variable of the kernel's bss (type b, between __bss_start and
+ * __bss_stop) of 4 to 64 bytes, not page-aligned and no name the deny list
+ * refuses first: its address, *size, found_name; 0 if none.
+ */
+static unsigned long long bss_variable(unsigned long long *size)
+{
+	unsigned long long from, to, a, s;
+	char line[512], type, sym[256];
+	FILE *f;
+
+	from = ksym("__bss_start", NULL, &s);
+	to = ksym("__bss_stop", NULL, &s);
+	f = fopen("/proc/kallsyms", "r");
+	if (!f || !from || !to)
+		return f ? fclose(f), 0 : 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3 ||
+		    strchr(line, '[') || type != 'b' || a <= from || a >= to ||
+		    !(a & 0xfff) || strlen(sym) >= XK_FUNC_MAX ||
+		    xk_rule_security_variable(sym))
+			continue;
+		if (ksym(sym, NULL, size) != a || *size < 4 || *size > 64)
+			continue;
+		snprintf(found_name, sizeof(found_name), "%s", sym);
+		fclose(f);
+		return a;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The first data variable (d) of an in-tree module (no taint in
+ * /sys/module/M/taint) of 4 to 64 bytes, no name the deny list refuses:
+ * its address, *size, found_name (bare); 0 if none.
+ */
+static unsigned long long module_variable(unsigned long long *size)
+{
+	char line[512], type, sym[256], m[64], path[128], taint[16];
+	unsigned long long a;
+	FILE *f = fopen("/proc/kallsyms", "r"), *t;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s [%63[^]]]", &a, &type, sym, m) != 4 ||
+		    type != 'd' || strlen(sym) >= XK_FUNC_MAX ||
+		    xk_rule_security_variable(sym) || !strcmp(m, "xkernel"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/module/%s/taint", m);
+		t = fopen(path, "r");
+		taint[0] = '\0';
+		if (!t || !fgets(taint, sizeof(taint), t) ||
+		    (taint[0] != '\n' && taint[0] != '\0')) {
+			if (t)
+				fclose(t);
+			continue;
+		}
+		fclose(t);
+		/* a bare name: the first of that name must be this one */
+		if (ksym(sym, m, size) != a || *size < 4 || *size > 64)
+			continue;
+		snprintf(found_name, sizeof(found_name), "%s", sym);
+		fclose(f);
+		return a;
+	}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
 /*
  * Each case breaks one rule of a valid table and names the errno and the
  * words the refusal must carry. Prints "ok CASE" or "FAIL CASE ..." and
@@ -583,33 +656,33 @@ static int run_cases(int fd, const struct table *t)
 		/* variables (XK_EMULATE_DATA): what a table may write there */
 		case 31:
 			name = "a variable's field of 3 bytes";
-			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			s->imms[0].size = s->imms[0].insn_len = 3;
 			s->imms[0].width = 24;
 			want = "not of 1, 2, 4 or 8 bytes";
 			break;
 		case 32:
 			name = "an unaligned variable field";
-			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			s->start = s->imms[0].insn = s->imms[0].field = 2;
 			s->probe = 6;
 			want = "unaligned, outside it or malformed";
 			break;
 		case 33:
 			name = "a variable's span with a location";
-			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			s->nr_locs = 1;
 			want = "has locations, exits, ranges or inputs";
 			break;
 		case 34:
 			name = "a variable's field that does not depend on the value";
-			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			s->imms[0].a = 0;
 			want = "does not depend on the value";
 			break;
 		case 35:
 			name = "a variable without an address";
-			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			want_errno = ENOENT;
 			want = "not found in kallsyms";
 			break;
@@ -632,30 +705,30 @@ static int run_cases(int fd, const struct table *t)
 			want = "is xkernel's own";
 			break;
 		case 39:
-			/* the fit's bytes at the default, not modprobe_path's */
+			/* the fit's bytes at the default, not the variable's */
 			name = "a variable that does not hold the expected bytes";
-			live_variable(s, "modprobe_path", NULL, "XXXX");
+			live_variable(s, "min_mem_pcpu_rsv", NULL, "XXXX");
 			s->imms[0].b = 0x58585858 - b.req.def;
 			want_errno = ESTALE;
 			want = "does not hold the compiled-in";
 			break;
 		case 40:
 			name = "a variable's address inside it";
-			live_variable(s, "modprobe_path", NULL, "/sbi");
-			s->cands[0] += 8;
+			live_variable(s, "min_mem_pcpu_rsv", NULL, "\0\x01\0\0");
+			s->cands[0] += 2;
 			want_errno = ESTALE;
-			want = "resolves to modprobe_path+0x8";
+			want = "resolves to min_mem_pcpu_rsv+0x2";
 			break;
 		case 42:
 			name = "expected bytes that are not the fit's at the default";
-			live_variable(s, "modprobe_path", NULL, "/sbi");
+			live_variable(s, "min_mem_pcpu_rsv", NULL, "\0\x02\0\0");
 			want_errno = ESTALE;
 			want = "not the fit's at the compiled-in value";
 			break;
 		case 43:
 			/* func_size - size would wrap: any start passed */
 			name = "a variable smaller than its field, a field far past it";
-			make_variable(s, "modprobe_path", 1, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 1, 0, "/sbi");
 			s->imms[0].size = s->imms[0].insn_len = 8;
 			s->imms[0].width = 64;
 			s->expect_len = 8;
@@ -679,12 +752,12 @@ static int run_cases(int fd, const struct table *t)
 			want = "is a structure of the kernel";
 			break;
 		case 46:
+			/* by name (init_*), before any address is looked at */
 			name = "init's credentials";
 			live_variable(s, "init_cred", NULL, "\x20\0\0\0");
 			if (s->func_size > 64)	/* padding up to the next symbol */
 				s->func_size -= 32;
-			want_errno = EPERM;
-			want = "is a structure of the kernel";
+			want = "security depends on";
 			break;
 		case 47:
 			name = "a memory input indexed by rsp";
@@ -707,7 +780,7 @@ static int run_cases(int fd, const struct table *t)
 		case 49:
 			/* per value (a variable boot code derives): points, no fit */
 			name = "a per-value variable with a fit too";
-			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			s->nr_points = 1;
 			s->points[0].n = b.req.def;
 			s->points[0].p[0] = 0x6962732f;
@@ -715,17 +788,98 @@ static int run_cases(int fd, const struct table *t)
 			break;
 		case 50:
 			name = "a variable's point that does not fit its field";
-			make_variable(s, "modprobe_path", 256, 0, "/sbi");
+			make_variable(s, "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			s->imms[0].a = 0;
 			s->nr_points = 1;
 			s->points[0].n = b.req.def;
 			s->points[0].p[0] = 1LL << 40;
 			want = "a variable's point does not fit its field";
 			break;
+		/* registers and flags: only what the span's instructions
+		 * write (span 1 writes edx, then its probed store writes
+		 * [rdi + 0x20]) */
+		case 51:
+			name = "a register the span only reads (the store's base)";
+			l->kind = XK_RDI;
+			want = "register rdi is not written by the span's instructions";
+			break;
+		case 52:
+			name = "a register the span does not touch";
+			l->kind = XK_RBX;
+			want = "register rbx is not written by the span's instructions";
+			break;
+		case 53:
+			name = "the flags of a span that writes none";
+			l->kind = XK_LOC_FLAGS;
+			want = "the flags are not written by the span's instructions";
+			break;
+		case 54:
+			/* emulated: the span's one mov to edx is all it skips */
+			name = "an emulated span's register it does not write";
+			s->emulate = 1;
+			s->nr_imms = 0;
+			l->kind = XK_RCX;
+			want = "register rcx is not written by the span's instructions";
+			break;
+		/* variables security depends on: refused by name */
+		case 55:
+			name = "a variable: sig_enforce";
+			live_variable(s, "sig_enforce", NULL, "\0\0\0\0");
+			want = "security depends on";
+			break;
+		case 56:
+			name = "a variable: kernel_locked_down";
+			live_variable(s, "kernel_locked_down", NULL, "\0\0\0\0");
+			want = "security depends on";
+			break;
+		case 57:
+			name = "a variable: an LSM's (selinux_enabled_boot)";
+			live_variable(s, "selinux_enabled_boot", NULL, "\x01\0\0\0");
+			want = "security depends on";
+			break;
+		case 58:
+			name = "a variable: modprobe_path";
+			live_variable(s, "modprobe_path", NULL, "/sbi");
+			want = "security depends on";
+			break;
+		case 59:
+			name = "a module's variable by its module's name too";
+			live_variable(s, "sig_enforce", "module", "\0\0\0\0");
+			want = "security depends on";
+			break;
+		case 60: {
+			/* another object's data: a variable of the kernel's bss
+			 * (no initialised variable lies there) */
+			unsigned long long size, addr = bss_variable(&size);
+
+			name = "a variable in the kernel's bss";
+			if (!addr) {
+				printf("skip case %d: no variable in the bss\n", c);
+				continue;
+			}
+			make_variable(s, found_name, size, addr, "\0\0\0\0");
+			want_errno = EPERM;
+			want = "is in the kernel's bss";
+			break;
+		}
+		case 61: {
+			/* another module's data by its bare name */
+			unsigned long long size, addr = module_variable(&size);
+
+			name = "an in-tree module's variable by its bare name";
+			if (!addr) {
+				printf("skip case %d: no in-tree module's variable\n", c);
+				continue;
+			}
+			make_variable(s, found_name, size, addr, "\0\0\0\0");
+			want_errno = EPERM;
+			want = "the table names it";
+			break;
+		}
 		case 41:
 			name = "a span of code after a variable";
 			b.spans[0] = b.spans[1];
-			make_variable(&b.spans[0], "modprobe_path", 256, 0, "/sbi");
+			make_variable(&b.spans[0], "min_mem_pcpu_rsv", 4, 0, "/sbi");
 			want = "code after a variable";
 			break;
 		default:

@@ -34,8 +34,29 @@ text_before=$(text) || fail "cannot read the text"
 # the module through xk once (it inserts it), then nothing loaded
 $XK load "$tbl" --value 4 || fail "the base table does not load"
 $XK unload --all >/dev/null || fail "unload"
-# one request per rule first: each refused, naming its cause
-"$tmp/fuzz_tables" --cases "$tbl" || fail "a rule did not hold"
+# one request per rule first: each refused, naming its cause. Variables
+# security depends on (sig_enforce, kernel_locked_down) and another
+# module's data (an in-tree module loaded for it) among them: afterwards
+# nothing loaded, no probe, those variables as they were
+sig() { cat /sys/module/module/parameters/sig_enforce 2>/dev/null; }
+lockdown() { cat /sys/kernel/security/lockdown 2>/dev/null; }
+sig0=$(sig) lock0=$(lockdown)
+had_nullb=1
+[ -d /sys/module/null_blk ] || { had_nullb=0; modprobe null_blk nr_devices=0 ||
+	fail "modprobe null_blk"; }
+out=$("$tmp/fuzz_tables" --cases "$tbl")
+rc=$?
+echo "$out"
+[ "$had_nullb" = 1 ] || rmmod null_blk || fail "rmmod null_blk"
+[ "$rc" = 0 ] || fail "a rule did not hold"
+echo "$out" | grep -q "^ok case 61: an in-tree module's variable" ||
+	fail "no in-tree module's variable was tried"
+echo "$out" | grep -q "^ok case 60: a variable in the kernel's bss" ||
+	fail "no variable of the kernel's bss was tried"
+[ "$($XK -j status | jq length)" = 0 ] || fail "a refused case left a constant loaded"
+[ "$(probes_left)" = 0 ] || fail "a refused case left probes: $(cat /sys/kernel/debug/kprobes/list)"
+[ "$(sig)" = "$sig0" ] || fail "sig_enforce changed: $sig0 -> $(sig)"
+[ "$(lockdown)" = "$lock0" ] || fail "lockdown changed: $lock0 -> $(lockdown)"
 # in rounds of 250, the kernel log checked after each: the log buffer
 # holds a round's lines (loads and unloads are logged) but not 10000's
 n=${FUZZ_N:-10000}

@@ -456,6 +456,11 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 	if (d->call_state > XK_CALL_STATE_HEAP ||
 	    (d->call_state && d->emulate == XK_EMULATE_DATA))
 		return "malformed call state";
+	/* by name, whatever else the table says (xk_rule_security_variable) */
+	if (d->emulate == XK_EMULATE_DATA && xk_rule_security_variable(d->func))
+		return "the variable is one the kernel's security depends on "
+		       "(lockdown, module signing, an LSM, BPF, ...): no table "
+		       "writes it";
 	if (d->emulate == XK_EMULATE_DATA)
 		return xk_ioc_data_check(d);
 	/* state of the call: held from the function's entry to its return */
@@ -560,6 +565,20 @@ static inline const char *xk_ioc_span_check(const struct xk_ioc_span *d)
 					     d->probe, store, store_base);
 		if (why)
 			return why;
+	}
+	/* a register or the flags only where the span's instructions write
+	 * them (a replayed span has no locations of its own) */
+	if (d->nr_locs) {
+		__u32 regs;
+		int flags;
+
+		xk_rule_span_writes(d->expect, d->expect_mask, d->start,
+				    d->probe, &regs, &flags);
+		for (i = 0; i < d->nr_locs; i++) {
+			why = xk_rule_loc_written(d->locs[i].kind, regs, flags);
+			if (why)
+				return why;
+		}
 	}
 	for (i = 0; i < d->nr_ranges; i++) {
 		why = xk_rule_check_range(d->ranges[i][0], d->ranges[i][1],

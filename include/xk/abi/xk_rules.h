@@ -639,6 +639,119 @@ static inline const char *xk_rule_base_kept(const __u8 *expect,
 	return 0;
 }
 
+/*
+ * The offset of the opcode of the instruction at q (past an optional 66
+ * and REX prefix, as xk_rule_decode_insn reads them), or n if none.
+ */
+static inline __u32 xk_rule_opcode_at(const __u8 *b, __u32 n, __u32 q)
+{
+	if (q < n && b[q] == 0x66)
+		q++;
+	if (q < n && (b[q] & 0xf0) == 0x40)
+		q++;
+	return q < n ? q : n;
+}
+
+/*
+ * Whether the instruction at q, one xk_rule_decode_insn accepted, writes
+ * the arithmetic flags: add, or, adc, sbb, and, sub, xor, cmp, test, the
+ * group-1 arithmetic, shifts and rotates, imul, neg, mul and div; not
+ * mov, movzx/movsx/movsxd, lea, cmov, setcc, cdqe/cqo, not or nop.
+ */
+static inline int xk_rule_insn_writes_flags(const __u8 *b, __u32 n, __u32 q)
+{
+	__u32 i = xk_rule_opcode_at(b, n, q);
+	__u8 op;
+
+	if (i >= n)
+		return 0;
+	op = b[i++];
+	if (op == 0x0f)
+		return i < n && b[i] == 0xaf;		/* imul r, r/m */
+	if (op < 0x40)
+		return (op & 7) <= 5;
+	if (op == 0xf6 || op == 0xf7)
+		return i < n && ((b[i] >> 3) & 7) != 2;	/* but not */
+	return op == 0x84 || op == 0x85 || op == 0x69 || op == 0x6b ||
+	       (op >= 0x80 && op <= 0x83) || op == 0xc0 || op == 0xc1 ||
+	       (op >= 0xd0 && op <= 0xd3);
+}
+
+/*
+ * What a span's own instructions write: [start, probe) decoded back to
+ * back from the span's first instruction with the rules' decoder
+ * (xk_rule_decode_insn; mul and div too: they run as compiled), up to the
+ * first instruction the decoder does not know, after which nothing is
+ * known. *regs: a bit per general register written (mul, div: rax and
+ * rdx, rax only for an 8-bit one), *flags: whether the flags are. The
+ * caller makes sure start is an instruction boundary (the module: the
+ * kprobes core decodes the live function there), or the instructions
+ * decoded may be none the kernel runs.
+ */
+static inline void xk_rule_span_writes(const __u8 *expect, const __u8 *mask,
+				       __u64 start, __u64 probe, __u32 *regs,
+				       int *flags)
+{
+	__u32 n, q, len;
+	int store, dst;
+
+	*regs = 0;
+	*flags = 0;
+	if (probe <= start || probe - start > XK_MAX_EXPECT)
+		return;
+	n = (__u32)(probe - start);
+	for (q = 0; q < n; q += len) {
+		len = xk_rule_decode_insn(expect, mask, n, q, &store, &dst, 1);
+		if (!len)
+			return;
+		if (dst == XK_RULE_DST_RAX_RDX)
+			*regs |= 1u << XK_RAX |
+				 (expect[xk_rule_opcode_at(expect, n, q)] == 0xf7 ?
+				  1u << XK_RDX : 0);
+		else if (dst >= 0 && dst < XK_NR_REGS)
+			*regs |= 1u << dst;
+		*flags |= xk_rule_insn_writes_flags(expect, n, q);
+	}
+}
+
+/*
+ * A register or flags location of a span (not replayed: a replay's
+ * registers are the variant build's) must be one the span's own
+ * instructions write (xk_rule_span_writes): the rewrite replaces the
+ * output of an instruction the span covers, never a register it only
+ * reads, such as a store's base or source. NULL, or a phrase naming the
+ * location.
+ */
+static inline const char *xk_rule_loc_written(__s32 kind, __u32 regs,
+					      int flags)
+{
+	static const char *const why[XK_NR_REGS + 1] = {
+		"register rax is not written by the span's instructions",
+		"register rcx is not written by the span's instructions",
+		"register rdx is not written by the span's instructions",
+		"register rbx is not written by the span's instructions",
+		"register rsp is not written by the span's instructions",
+		"register rbp is not written by the span's instructions",
+		"register rsi is not written by the span's instructions",
+		"register rdi is not written by the span's instructions",
+		"register r8 is not written by the span's instructions",
+		"register r9 is not written by the span's instructions",
+		"register r10 is not written by the span's instructions",
+		"register r11 is not written by the span's instructions",
+		"register r12 is not written by the span's instructions",
+		"register r13 is not written by the span's instructions",
+		"register r14 is not written by the span's instructions",
+		"register r15 is not written by the span's instructions",
+		"the flags are not written by the span's instructions",
+	};
+
+	if (kind == XK_LOC_FLAGS)
+		return flags ? 0 : why[XK_NR_REGS];
+	if (kind >= 0 && kind < XK_NR_REGS)
+		return regs & (1u << kind) ? 0 : why[kind];
+	return 0;	/* memory: xk_rule_find_store */
+}
+
 static inline const char *xk_rule_check_range(__u64 from, __u64 to,
 					      __u64 func_size)
 {
@@ -767,6 +880,64 @@ static inline int xk_rule_kernel_structure(const char *name, int page_aligned,
 	       xk_rule_streq(name, "init_cred") ||
 	       xk_rule_streq(name, "__this_module") ||
 	       (page_aligned && size >= XK_RULE_PAGE_SIZE);
+}
+
+/*
+ * Whether a variable a table names (name, or module:name) is one the
+ * kernel's security depends on, which no table writes whatever it says:
+ * lockdown, module loading and signing, the LSMs and their hooks,
+ * integrity (IMA, EVM), BPF and perf's restrictions, kexec, the kernel's
+ * pointers and log kept from users, address-space randomization and
+ * mmap_min_addr, the helpers the kernel runs as root (modprobe, core
+ * dumps, uevents, poweroff), the first task, credentials and namespaces,
+ * seccomp and audit. A deny list by name (exact, or a prefix below), not a
+ * proof: the module applies it with the other checks of xk_data.c.
+ */
+static inline int xk_rule_prefix(const char *s, const char *p)
+{
+	while (*p && *s == *p) {
+		s++;
+		p++;
+	}
+	return !*p;
+}
+
+static inline int xk_rule_security_variable(const char *name)
+{
+	static const char *const exact[] = {
+		"sig_enforce", "kernel_locked_down", "modules_disabled",
+		"kptr_restrict", "dmesg_restrict", "randomize_va_space",
+		"core_pattern", "core_pipe_limit", "core_uses_pid",
+		"modprobe_path", "uevent_helper", "poweroff_cmd",
+		"suid_dumpable", "mmap_min_addr", "dac_mmap_min_addr",
+		"mmap_rnd_bits", "mmap_rnd_compat_bits",
+		"sysctl_unprivileged_bpf_disabled", "sysctl_perf_event_paranoid",
+		"sysctl_unprivileged_userfaultfd", "unprivileged_userns_clone",
+		"security_hook_heads", "static_calls_table", "cap_last_cap",
+		"root_user", "cred_jar", "ptrace_scope", "panic_on_oops",
+		"sysctl_panic_on_oops", "stack_guard_gap", "vm_mmap_min_addr",
+	};
+	static const char *const prefix[] = {
+		"selinux", "apparmor", "aa_", "smack", "tomoyo", "landlock",
+		"yama", "lockdown", "loadpin", "safesetid", "ipe_", "lsm_",
+		"security_", "ima_", "evm_", "integrity_", "bpf_", "sysctl_bpf",
+		"kexec", "module_sig", "init_", "usermodehelper_",
+		"sysctl_protected_", "seccomp", "audit", "kptr_", "dmesg_",
+		"cred_", "capability",
+	};
+	const char *colon = name;
+
+	while (*colon && *colon != ':')
+		colon++;
+	if (*colon)
+		name = colon + 1;
+	for (__u32 i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (xk_rule_streq(name, exact[i]))
+			return 1;
+	for (__u32 i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (xk_rule_prefix(name, prefix[i]))
+			return 1;
+	return 0;
 }
 
 /* ---- settling: immediates rewritten in place ---- */
