@@ -33,8 +33,13 @@ static void sample(struct xk_scope *t, struct xk_scope_span *s)
 	s->start = 0x23;
 	s->probe = 0x2e;
 	s->expect_len = 14;
+	/* add $8, %rcx; mov $0x40, %eax; mov %eax, %edx | mov %rax, %rdi:
+	 * the span writes rax (its location); byte 5, the immediate's first,
+	 * not compared */
+	static const __u8 code[14] = { 0x48, 0x83, 0xc1, 0x08, 0xb8, 0x40, 0x00,
+				       0x00, 0x00, 0x89, 0xc2, 0x48, 0x89, 0xc7 };
 	for (int i = 0; i < 14; i++) {
-		s->expect[i] = 0x80 + i;
+		s->expect[i] = code[i];
 		s->expect_mask[i] = i == 5 ? 0 : 0xff;
 	}
 	s->nr_params = 1;
