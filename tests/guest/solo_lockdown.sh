@@ -29,7 +29,7 @@ refused "set of two (one transaction)" "$out"
 out=$($XK settle BLK_MAX_REQUEST_COUNT 2>&1) && fail "a constant was settled under lockdown"
 refused "settle" "$out"
 expect_eq "value under lockdown" "$($XK -j status | jq '.[] | select(.constant == "BLK_MAX_REQUEST_COUNT") | .value')" 4
-expect_eq "spans settled under lockdown" "$($XK -j status | jq '[.[].spans[]? | select(.settled == true)] | length')" 0
+expect_eq "spans settled under lockdown" "$($XK -j status | jq '[.[].probes[]? | select(.settled == true)] | length')" 0
 # every request that writes, one by one through the ioctl
 "$tmp/lockdown_requests" BLK_MAX_REQUEST_COUNT || fail "a request was not refused under lockdown"
 # unload (back to the compiled-in value) stays allowed; a new load does not
