@@ -3,8 +3,9 @@
 # The guest half of bench/compare.sh: xkernel against a livepatch of the
 # same constant (BLK_MAX_REQUEST_COUNT), in one boot of the deterministic
 # guest (single-threaded TCG, -icount shift=0: 1 guest instruction = 1 ns
-# of guest time; livepatch patches live text, which multi-threaded TCG can
-# break: ../shared/notes/platform.md).
+# of guest time; livepatch patches live text, and under multi-threaded TCG
+# a livepatch transition occasionally oopsed at a call site being
+# re-patched, a TCG cross-modifying-code effect).
 #
 #   bench/compare-guest.sh TABLE VALUE KO_VALUE KO_DEFAULT XK_ROUNDS LP_ROUNDS
 # KO_VALUE compiles VALUE in, KO_DEFAULT the default (the mechanism's cost

@@ -12,8 +12,9 @@
 #   bench/compare.sh [VALUE [XK_ROUNDS [LP_ROUNDS]]]
 #
 # The guest is the deterministic one (single-threaded TCG, -icount): the
-# livepatch patches live text, which multi-threaded TCG can break
-# (../shared/notes/platform.md), and instruction counts repeat there.
+# livepatch patches live text, and under multi-threaded TCG a livepatch
+# transition occasionally oopsed at a call site being re-patched (a TCG
+# cross-modifying-code effect); instruction counts repeat there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 V=${1:-4} NXK=${2:-20} NLP=${3:-5}
