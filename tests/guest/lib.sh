@@ -11,6 +11,15 @@ GOLDEN_KO=$XK_TOP/tests/fixtures/golden/xk_golden.ko
 GOLDEN=/sys/kernel/debug/xk_golden
 # a kprobe still registered by xkernel? (kprobes/list names the module)
 probes_left() { grep -c '\[xkernel\]\|xk_golden\|blk_add_rq_to_plug\|blk_start_plug_nr_ios\|do_shrink_slab' /sys/kernel/debug/kprobes/list; }
+# wait_armed FUNC: until a probe in FUNC is enabled (a load arms its probes
+# before its transition starts; under TCG that can take seconds)
+wait_armed() {
+	for _ in $(seq 600); do
+		grep "$1" /sys/kernel/debug/kprobes/list | grep -qv DISABLED && return 0
+		sleep 0.1
+	done
+	fail "no enabled probe in $1 after 60 s"
+}
 # Plug flushes are block:block_unplug events. trace_unplugs runs "$@" with
 # the page cache dropped and the event traced (the events stay in the trace);
 # traced_unplugs counts them, of pid $1 when given; unplugs_of does both.

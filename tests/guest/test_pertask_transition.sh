@@ -72,6 +72,7 @@ cat $GOLDEN/pertask > /tmp/pt-la &
 sleep 1
 $XK load G_PT --value 90 --mode per-task --timeout 3000 > /tmp/pt-load.out 2>&1 &
 loader=$!
+wait_armed golden_pertask
 sleep 1
 cat $GOLDEN/pertask > /tmp/pt-lb &
 wait $loader && fail "the per-task load ended with the old thread inside"
