@@ -230,8 +230,8 @@ static void sync_core_ipi(void *unused)
  * compiled-in bytes go back under the other probe's int3 all the same).
  * Process context, xk_lock held.
  */
-static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
-		      bool restore, char *error)
+static int poke_spans(struct xk_span **spans, u32 nr, s64 from, s64 to,
+		      u32 *st, bool restore, char *error)
 {
 	struct kprobe *borrow, **kps;
 	unsigned long *borrow_addr;
@@ -320,7 +320,33 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 					st[i] = XK_SETTLE_OWNED;
 	}
 	mutex_lock(poke_mutex);
-	for (i = 0; i < nr; i++) {
+	/*
+	 * Under text_mutex, nobody else's text_poke can come between: every
+	 * field must still hold the bytes for `from` (what this module
+	 * wrote, or the compiled-in ones), else another patch changed the
+	 * text since, and writing over it would undo that patch: nothing
+	 * written at all
+	 */
+	for (i = 0; i < nr && !err; i++) {
+		if (st[i] != XK_SETTLE_DONE && !restore)
+			continue;
+		imm_bytes(spans[i], from, bytes);
+		for (m = 0; m < spans[i]->desc.nr_imms && !err; m++) {
+			const struct xk_ioc_imm *im = &spans[i]->desc.imms[m];
+			u8 live[8];
+
+			if (copy_from_kernel_nofault(live, (void *)(spans[i]->func_addr +
+						     im->field), im->size) ||
+			    memcmp(live, bytes[m], im->size)) {
+				xk_error(error, "%s+%#llx: the text there is no longer "
+					 "what was compiled or settled (another patch "
+					 "changed it); nothing written",
+					 spans[i]->desc.func, im->field);
+				err = -EBUSY;
+			}
+		}
+	}
+	for (i = 0; i < nr && !err; i++) {
 		if (st[i] != XK_SETTLE_DONE && !restore)
 			continue;
 		imm_bytes(spans[i], to, bytes);
@@ -332,7 +358,8 @@ static int poke_spans(struct xk_span **spans, u32 nr, s64 to, u32 *st,
 		}
 	}
 	mutex_unlock(poke_mutex);
-	on_each_cpu(sync_core_ipi, NULL, 1);
+	if (!err)
+		on_each_cpu(sync_core_ipi, NULL, 1);
 	unregister_kprobes(kps, nr_kps);	/* the first bytes back */
 out:
 	kfree(borrow_addr);
@@ -459,7 +486,7 @@ int xk_settle(struct xk_const *c, char *error, u32 *nr_settled, u32 *nr_kept)
 				st[i] = XK_SETTLE_OWNED;
 	}
 	demote_shared(c, spans, nr, st);
-	err = poke_spans(spans, nr, c->value, st, false, error);
+	err = poke_spans(spans, nr, c->def, c->value, st, false, error);
 	if (err)
 		goto out;
 	for (i = 0; i < nr; i++) {
@@ -483,7 +510,7 @@ int xk_settle(struct xk_const *c, char *error, u32 *nr_settled, u32 *nr_kept)
 		if (st[i] != XK_SETTLE_POKED_OWNED)
 			continue;
 		st[i] = XK_SETTLE_OWNED;
-		if (poke_spans(&spans[i], 1, c->def, &one, true, error))
+		if (poke_spans(&spans[i], 1, c->value, c->def, &one, true, error))
 			pr_warn("settle %s: %s+%#llx: the compiled-in bytes could not "
 				"be put back\n", c->name, spans[i]->desc.func,
 				spans[i]->desc.probe);
@@ -587,7 +614,7 @@ int xk_settle_undo(struct xk_const *c, char *error)
 	}
 	for (i = 0; i < nr; i++)
 		spans[i]->rewrite_registered = true;
-	err = poke_spans(spans, nr, c->def, st, true, error);
+	err = poke_spans(spans, nr, c->value, c->def, st, true, error);
 	if (err) {
 		unregister_kprobes(rw, nr);
 		for (i = 0; i < nr; i++)

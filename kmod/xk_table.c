@@ -798,6 +798,17 @@ static int emulated_alone(const struct xk_const *c, char *error)
 	return 0;
 }
 
+/* How many constants are loaded; under xk_lock. */
+static int nr_loaded(void)
+{
+	const struct xk_const *c;
+	int n = 0;
+
+	list_for_each_entry(c, &xk_consts, node)
+		n++;
+	return n;
+}
+
 int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspans)
 {
 	struct xk_const *c;
@@ -835,6 +846,10 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 	if (xk_find_const(req->name))
 		return xk_error(req->error, "%s is already loaded (xk set changes its "
 				"value, xk unload removes it)", req->name), -EEXIST;
+	if (nr_loaded() >= XK_MAX_CONSTANTS)
+		return xk_error(req->error, "%s: %d constants are loaded, the most "
+				"the module holds at once", req->name,
+				XK_MAX_CONSTANTS), -ENOSPC;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
@@ -1063,6 +1078,9 @@ int xk_table_unload(const char *name, bool all, char *error, u32 *nr)
 		/* threads of a failed per-task transition that took another
 		 * value are inside: they leave first */
 		err = xk_transition_busy(c, error);
+		/* settled spans probed again first, as a set does: the
+		 * transition then switches every span together */
+		err = err ?: xk_settle_undo(c, error);
 		if (!err && c->value != c->def)
 			err = xk_transition(c, c->def, XK_MODE_GLOBAL, 0, error, &ns);
 		if (err)

@@ -440,6 +440,37 @@ static unsigned long long module_variable(unsigned long long *size)
 }
 
 /*
+ * The cap on loaded constants: the base table under XK_MAX_CONSTANTS names
+ * loads, one more is refused (ENOSPC, naming the cap), and all go again.
+ * Returns the number of failures (0 or 1).
+ */
+static int cap_case(int fd, const struct table *t, struct load_buf *b)
+{
+	struct xk_ioc_unload u = { .size = sizeof(u), .all = 1 };
+	int loaded = 0, ret, err;
+
+	for (int i = 0; i <= XK_MAX_CONSTANTS; i++) {
+		base_request(b, t);
+		snprintf(b->req.name, sizeof(b->req.name), "XK_CAP_%d", i);
+		ret = ioctl(fd, XK_IOC_LOAD, &b->req);
+		err = ret ? errno : 0;
+		if (ret)
+			break;
+		loaded++;
+	}
+	ioctl(fd, XK_IOC_UNLOAD, &u);
+	if (loaded == XK_MAX_CONSTANTS && err == ENOSPC &&
+	    strstr(b->req.error, "the most the module holds at once")) {
+		printf("ok case cap: %d constants loaded, one more refused: %s\n",
+		       loaded, b->req.error);
+		return 0;
+	}
+	printf("FAIL case cap: %d constants loaded, then %s: %s\n", loaded,
+	       err ? strerror(err) : "no refusal", b->req.error);
+	return 1;
+}
+
+/*
  * Each case breaks one rule of a valid table and names the errno and the
  * words the refusal must carry. Prints "ok CASE" or "FAIL CASE ..." and
  * returns the number of failures. Span 1 of BLK_MAX_REQUEST_COUNT:
@@ -883,7 +914,7 @@ static int run_cases(int fd, const struct table *t)
 			want = "code after a variable";
 			break;
 		default:
-			return failed;
+			return failed + cap_case(fd, t, &b);
 		}
 		ret = ioctl(fd, XK_IOC_LOAD, &b.req);
 		err = ret ? errno : 0;

@@ -22,6 +22,9 @@
 #define XK_FUNC_MAX 128		/* a function's name, with NUL */
 #define XK_ERROR_MAX 256	/* an error line from the module */
 #define XK_MAX_SPANS 64		/* critical spans of one constant */
+#define XK_MAX_CONSTANTS 512	/* constants loaded at once (each at most
+				 * XK_MAX_SPANS spans: the module's probes
+				 * are bounded) */
 #define XK_MAX_EXPECT 64	/* bytes compared from a span's start */
 #define XK_MAX_LOCS 2		/* locations one span writes */
 #define XK_MAX_EXITS 16		/* exits of one safe span */
