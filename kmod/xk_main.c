@@ -329,8 +329,27 @@ out:
 	return err;
 }
 
+/*
+ * Whether the caller may see kernel addresses, as /proc/kallsyms decides
+ * (kallsyms_show_value() is not exported): CAP_SYSLOG, unless kptr_restrict
+ * is 2, where %pK prints zeros even for it. Process context (%pK's check
+ * of the caller's credentials needs it). Status gives a probe's address to
+ * such a caller only (it matches kprobes/list, which hides them the same
+ * way); to anyone else the function and offset say where it is.
+ */
+static bool caller_sees_addresses(void)
+{
+	char buf[32];
+
+	if (!has_capability_noaudit(current, CAP_SYSLOG))
+		return false;
+	snprintf(buf, sizeof(buf), "%pK", (void *)&xk_consts);
+	return strspn(buf, "0x") != strlen(buf);
+}
+
 static long ioctl_status(void __user *uarg)
 {
+	bool show_addr = caller_sees_addresses();
 	struct xk_ioc_status *req;
 	struct xk_const *c;
 	u32 idx = 0;
@@ -359,6 +378,8 @@ static long ioctl_status(void __user *uarg)
 		strscpy(req->name, c->name, sizeof(req->name));
 		/* disarmed after a fault: the compiled-in value is in force */
 		req->value = READ_ONCE(c->faulted) ? c->def : c->value;
+		if (READ_ONCE(c->faulted))
+			req->flags |= XK_STATUS_FAULTED;
 		req->def = c->def;
 		req->min = c->min;
 		req->max = c->max;
@@ -371,7 +392,8 @@ static long ioctl_status(void __user *uarg)
 
 			strscpy(st->func, c->spans[i].desc.func, sizeof(st->func));
 			st->probe = c->spans[i].desc.probe;
-			st->addr = (unsigned long)c->spans[i].rewrite.addr;
+			st->addr = show_addr ?
+				   (unsigned long)c->spans[i].rewrite.addr : 0;
 			st->hits = atomic64_read(&c->spans[i].hits);
 			st->settle = c->spans[i].settle;
 		}
@@ -384,7 +406,7 @@ static long ioctl_status(void __user *uarg)
 			st = &req->spans[c->nr_spans + i];
 			strscpy(st->func, c->vars[i].desc.func, sizeof(st->func));
 			st->probe = c->vars[i].desc.start;
-			st->addr = c->vars[i].addr;
+			st->addr = show_addr ? c->vars[i].addr : 0;
 			st->hits = atomic64_read(&c->vars[i].writes);
 			st->settle = READ_ONCE(c->vars[i].gone) ? XK_SETTLE_GONE :
 				     XK_SETTLE_VARIABLE;

@@ -157,9 +157,11 @@ static void write_faulted(struct xk_span *s, unsigned long addr)
 	/* the compiled-in value in force: its variables too, once */
 	if (!xchg(&c->faulted, true))
 		xk_var_switch(c, c->def);
-	pr_warn_ratelimited("%s: an access to %#lx at %pS faulted: constant disarmed "
+	/* %p: the address hashed, as every log line gives one (the log
+	 * may be readable where kernel addresses must not be) */
+	pr_warn_ratelimited("%s: an access to %p at %pS faulted: constant disarmed "
 			    "(compiled-in value in force; xk unload it)\n",
-			    c->name, addr, (void *)s->probe_addr);
+			    c->name, (void *)addr, (void *)s->probe_addr);
 }
 
 /*

@@ -809,6 +809,27 @@ static int nr_loaded(void)
 	return n;
 }
 
+/*
+ * One span per probe address within a constant: two would both write at
+ * one hit (the second on what the first wrote, a policy's kfunc called
+ * twice), where "one write per hit" holds per probe. The generator emits
+ * one span per critical instruction; a table with two at one address is
+ * malformed. At load, once every span is validated (its address known),
+ * under xk_lock.
+ */
+static int spans_apart(struct xk_const *c, char *error)
+{
+	for (int i = 0; i < c->nr_spans; i++)
+		for (int k = 0; k < i; k++)
+			if (c->spans[i].probe_addr == c->spans[k].probe_addr)
+				return xk_error(error, "span %d: malformed: at the "
+						"address of span %d (%s+%#llx): one span "
+						"per probe point", i, k,
+						c->spans[k].desc.func,
+						c->spans[k].desc.probe), -EINVAL;
+	return 0;
+}
+
 int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspans)
 {
 	struct xk_const *c;
@@ -940,6 +961,9 @@ int xk_table_load(struct xk_ioc_load *req, const struct xk_ioc_span __user *uspa
 		if (err)
 			goto err_destroy;
 	}
+	err = spans_apart(c, req->error);
+	if (err)
+		goto err_destroy;
 	for (i = 0; i < c->nr_vars; i++) {
 		err = xk_var_validate(&c->vars[i], c->nr_spans + i, req->error);
 		if (err)

@@ -455,14 +455,20 @@ static DEFINE_PER_CPU(struct xk_tx *, tx_lock_owner);
 /*
  * tx->lock, with interrupts off. Kprobe handlers run in NMI context (int3)
  * but never nest on a CPU (kprobes skips a probe hit inside a handler), so
- * they may spin. A real NMI may interrupt a process-context holder on its
- * own CPU, though (the waiter): then it must not spin, false comes back
- * and the handler does the conservative thing. Pairs with xk_tx_unlock().
+ * they may spin. A real NMI may interrupt a holder on its own CPU, though
+ * (a process-context waiter, or a kprobe handler): then it must not spin,
+ * false comes back and the handler does the conservative thing. Any lock
+ * held on this CPU counts, not only tx's: an NMI that spun on another
+ * transition's lock while its CPU's interrupted context held this one
+ * could wait for a CPU whose NMI waits for it (two locks, two CPUs), and
+ * one that took it would have to restore the slot it overwrote. Nothing
+ * takes two transition locks at once, so the slot is NULL or the one
+ * lock this CPU holds. Pairs with xk_tx_unlock().
  */
 bool xk_tx_lock(struct xk_tx *tx, unsigned long *flags)
 {
 	local_irq_save(*flags);
-	if (in_nmi() && this_cpu_read(tx_lock_owner) == tx) {
+	if (in_nmi() && this_cpu_read(tx_lock_owner)) {
 		local_irq_restore(*flags);
 		return false;
 	}
@@ -695,6 +701,7 @@ static int scan_stacks(void *data)
 	struct xk_tx *tx = data;
 	struct task_struct *g, *t;
 	u64 t0 = ktime_get_ns();
+	unsigned long flags;
 	int err = 0;
 
 	rcu_read_lock();
@@ -729,6 +736,12 @@ static int scan_stacks(void *data)
 	tx->scan_err = err;
 	if (err)
 		return 0;
+	/*
+	 * NMIs still run on the other CPUs: from PENDING on, their handlers
+	 * count entries and exits under tx->lock, so the state and the end
+	 * change under it too (this CPU is not in NMI: it takes the lock).
+	 */
+	xk_tx_lock(tx, &flags);
 	tx->nmissed0 = entries_missed(tx);
 	if (tx->per_task && tx->inside) {
 		for (int i = 0; i < tx->nr; i++)
@@ -737,6 +750,7 @@ static int scan_stacks(void *data)
 	}
 	atomic_set(&tx->state, XK_TR_PENDING);
 	xk_tx_end_if_left(tx);	/* nobody inside: done at once */
+	xk_tx_unlock(tx, flags);
 	return 0;
 }
 
@@ -1182,6 +1196,21 @@ int xk_transition_many(struct xk_tx *req, u32 mode, u32 timeout_ms,
 		goto out;
 	}
 
+	/*
+	 * Where a thread is comes from its stack: only ORC's walk is exact
+	 * (registers met in the middle, no guessed frames; the guess unwinder
+	 * reads any text address on the stack as a frame, and frame pointers
+	 * miss a caller whose frame is not set up yet). Another unwinder: no
+	 * scoped transition, named.
+	 */
+	if (!IS_ENABLED(CONFIG_UNWINDER_ORC))
+		return xk_error(error, "%s: this kernel's unwinder is not ORC "
+				"(CONFIG_UNWINDER_ORC is off): a %s transition needs "
+				"its reliable stack walks%s", req->c[0]->name,
+				mode == XK_MODE_PER_TASK ? "per-task" : "global",
+				xk_const_never_immediate(req->c[0]) ? "" :
+				"; --mode immediate changes it at an instant"),
+		       -EOPNOTSUPP;
 	tx = kzalloc(sizeof(*tx), GFP_KERNEL);
 	if (!tx)
 		return -ENOMEM;

@@ -907,6 +907,18 @@ static int run_cases(int fd, const struct table *t)
 			want = "the table names it";
 			break;
 		}
+		case 62:
+			/* span 1 once more, at the end: two probes at one
+			 * address would both write at one hit */
+			name = "two spans at one probe point";
+			if (t->nr_spans >= XK_MAX_SPANS) {
+				printf("skip case %d: the table is full\n", c);
+				continue;
+			}
+			b.spans[t->nr_spans] = *s;
+			b.req.nr_spans = t->nr_spans + 1;
+			want = "one span per probe point";
+			break;
 		case 41:
 			name = "a span of code after a variable";
 			b.spans[0] = b.spans[1];

@@ -62,7 +62,10 @@ static void print_probes(const struct xk_ioc_status *st)
 		const struct xk_ioc_span_status *p = &st->spans[s];
 		bool settled = p->settle == XK_SETTLE_DONE;
 		bool var = p->variable;
-		int opt = settled || var ? -1 : xk_rt_probe_optimized(p->addr);
+		/* no address: the module hides it from this caller (and
+		 * kprobes/list would show zeros) */
+		int opt = settled || var || !p->addr ? -1 :
+			  xk_rt_probe_optimized(p->addr);
 		const char *state = settled ? "none (settled)" :
 				    p->settle == XK_SETTLE_GONE ? "gone" :
 				    var ? "none (a variable)" :
@@ -146,8 +149,21 @@ static void print_table_extras(const struct xk_ioc_status *st)
 	xk_scope_free(&t);
 }
 
+/* Spans whose value is in the text (settled): a fault leaves them so. */
+static unsigned int settled_spans(const struct xk_ioc_status *st)
+{
+	unsigned int n = 0;
+
+	for (unsigned int s = 0; s < st->nr_spans && s < XK_MAX_SPANS; s++)
+		n += st->spans[s].settle == XK_SETTLE_DONE;
+	return n;
+}
+
 static void print_constant(const struct xk_ioc_status *st)
 {
+	bool faulted = st->flags & XK_STATUS_FAULTED;
+	unsigned int settled = settled_spans(st);
+
 	if (json_output) {
 		json_begin_object(jw, NULL);
 		json_str(jw, "constant", st->name);
@@ -156,6 +172,7 @@ static void print_constant(const struct xk_ioc_status *st)
 		json_int(jw, "min", st->min);
 		json_int(jw, "max", st->max);
 		json_double(jw, "last_transition_ms", st->last_transition_ns / 1e6);
+		json_bool(jw, "faulted", faulted);
 		if (st->policy[0])
 			json_str(jw, "policy", st->policy);
 		json_begin_array(jw, "probes");
@@ -168,6 +185,11 @@ static void print_constant(const struct xk_ioc_status *st)
 		       "transition %.3f ms\n", st->name, st->value, st->def,
 		       st->min, st->max, st->last_transition_ns / 1e6);
 	}
+	if (faulted && !json_output)
+		printf("  disarmed after a write faulted: every probe runs the "
+		       "compiled-in value%s; xk unload it\n", settled ?
+		       ", but settled spans keep the value they were settled at "
+		       "in the text until then" : "");
 	print_probes(st);
 	if (json_output)
 		json_end_array(jw);

@@ -323,7 +323,9 @@ static inline const char *xk_settle_state_name(__u32 st)
 struct xk_ioc_span_status {
 	char func[XK_FUNC_MAX];
 	__u64 probe;
-	__u64 addr;		/* where the probe is (kernel address) */
+	__u64 addr;		/* where the probe is (kernel address); 0 unless
+				 * the caller may see kernel addresses (CAP_SYSLOG
+				 * and kptr_restrict below 2, as for kallsyms) */
 	__u64 hits;		/* rewrites done */
 	__u32 settle;		/* enum xk_settle_state */
 	__u32 variable;		/* 1: a variable (XK_EMULATE_DATA): addr is
@@ -338,6 +340,14 @@ struct xk_ioc_context {
 	__u64 clamped;		/* ... whose value was out of bounds */
 };
 
+/*
+ * A write of the constant faulted: every probe runs the compiled-in value
+ * (value is the default), but spans settled before keep the value they
+ * were settled at in the text (their settle state says so) until xk unload
+ * writes the compiled bytes back.
+ */
+#define XK_STATUS_FAULTED	(1U << 0)
+
 struct xk_ioc_status {
 	__u32 size;
 	__u32 index;		/* in: the index-th constant */
@@ -348,7 +358,7 @@ struct xk_ioc_status {
 	__u64 loaded_ns;	/* ktime when loaded */
 	__u64 last_transition_ns;	/* how long the last change took */
 	__u32 last_mode;
-	__u32 pad;
+	__u32 flags;		/* XK_STATUS_* */
 	struct xk_ioc_span_status spans[XK_MAX_SPANS];
 	/* a policy-driven constant */
 	char policy[XK_NAME_MAX];
