@@ -140,6 +140,14 @@ static int read_width(const struct xk_func_code *code, size_t probe_idx, int reg
 		}
 		if (in->is_ret && reg == XK_RAX)
 			width = 64;
+		/* a tail call reads the argument registers as a call does,
+		 * all their bits (the callee's parameter may be any width),
+		 * whether or not leaving the function counts otherwise: a
+		 * value passed on so is written whole, not its low byte */
+		if (in->tail_call &&
+		    (reg == XK_RDI || reg == XK_RSI || reg == XK_RDX ||
+		     reg == XK_RCX || reg == XK_R8 || reg == XK_R9))
+			width = 64;
 		/* a return: the caller's callee-saved registers; a relocated
 		 * jmp may be a tail call: its arguments too; any other jump out
 		 * (a switch's table) or the end: everything */

@@ -157,7 +157,16 @@ static void fill_insn(csh h, const cs_insn *ci, uint64_t base,
 			in->is_cond = in->alt_site;
 		} else if (!in->is_cond) {
 			in->is_ret = true;
+			in->tail_call = !r || !r->sym || !r->sym->name ||
+					strcmp(r->sym->name, "__x86_return_thunk");
 		}
+	} else if (ci->id == X86_INS_JMP && x->op_count == 1 &&
+		   x->operands[0].type == X86_OP_IMM &&
+		   (in->target < 0 || in->target >= (int64_t)f->sym.st_size)) {
+		/* a direct jmp out of the function's bytes (to another
+		 * function of the same section, resolved by the assembler):
+		 * a tail call as well */
+		in->tail_call = true;
 	}
 	/* a static call (call __SCT__name): patched by static_call_update(),
 	 * and kprobes refuses its site (static_call_text_reserved()) */
@@ -246,6 +255,7 @@ static void add_jump_labels(const struct xk_sym *f, struct xk_func_code *code)
 		in->unprobeable = true;
 		in->is_branch = true;
 		in->is_ret = false;
+		in->tail_call = false;
 		in->has_imm = false;
 		in->is_cond = to >= 0 && to < (int64_t)f->sym.st_size &&
 			      xk_code_index(code, (uint64_t)to) >= 0;

@@ -133,6 +133,8 @@ struct xk_insn {
 	bool reloc_disp;	/* ... its displacement (sym(%rax), sym(,%rcx,8)):
 				 * the object holds 0, the kernel an address */
 	bool alt_site;		/* a static_cpu_has() site: a jcc to its t_no */
+	bool tail_call;		/* a relocated jmp to another function (not the
+				 * return thunk): it reads the argument registers */
 	bool jump_label;	/* a static branch: a jcc to its target */
 	bool unprobeable;	/* kprobes refuses it: a jump-label site, a
 				 * BUG/WARN site (__bug_table), a static

@@ -112,6 +112,16 @@ $XK set G_FAULT=20 || fail "set G_FAULT"
 expect_field 5 fault 100
 $XK unload G_FAULT || fail "unload G_FAULT"
 expect_field 5 fault 45
+# golden_tailw: x * 1000 + G_TAILW, G_TAILW passed on to a tail call in
+# rsi: the callee reads all of it (500 -> 1000 written as its low byte
+# alone would read 488)
+expect_field 5 tailw 5500
+$XK set G_TAILW=1000 || fail "set G_TAILW"
+expect_field 5 tailw 6000
+$XK set G_TAILW=70000 || fail "set G_TAILW"
+expect_field 5 tailw 75000
+$XK unload G_TAILW || fail "unload G_TAILW"
+expect_field 5 tailw 5500
 # golden_jl: (a + G_JL) * x, or with its static key enabled (the kernel
 # patches the NOP into a jump) ((a + G_JL) ^ limit) * 3: both ways retuned,
 # the key flipped while the constant is loaded

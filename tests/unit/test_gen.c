@@ -407,6 +407,26 @@ static int division_is_per_value_by_shape(void)
  * was refused. Now the span is replayed with 8 prepared, and the other
  * values are refused by name when set.
  */
+/*
+ * A value passed on to a tail call (mov $N, %esi; jmp to another function
+ * of the object, which the assembler resolved: no relocation) is read by
+ * the callee whole: the module writes all 64 bits of rsi, not the low byte
+ * that the function's own code (which reads none of it) would suggest.
+ */
+static int tail_call_argument_is_written_whole(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(GOLDEN, "G_TAILW", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	CHECK(!strcmp(t.spans[0].func, "golden_tailw"));
+	CHECK(t.spans[0].cls == XK_SPAN_REGISTER);
+	CHECK(t.spans[0].nr_locs == 1 && t.spans[0].locs[0].kind == XK_RSI);
+	CHECK(t.spans[0].locs[0].width == 64);
+	xk_scope_free(&t);
+	return 0;
+}
+
 static int remainder_changes_code_outside_its_spans(void)
 {
 	struct xk_scope t;
@@ -1573,6 +1593,7 @@ int main(int argc, char **argv)
 		T(G_FAULT_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
+		T(tail_call_argument_is_written_whole),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),
