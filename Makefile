@@ -4,7 +4,8 @@
 # (kmod/, Kbuild against the target kernel's headers) and the tests.
 #
 #   make            library, xk, unit tests; the module once a kernel is fetched
-#   make kmod       the module (needs: build/xk kernel fetch)
+#   make kmod       the module, against the target kernel (build/xk kernel
+#                   fetch; which one: build/xk kernel list)
 #   make check      every test: unit, CLI, guest (see tests/run.sh)
 #   make check-debian  the packages on a Debian system with systemd, in the
 #                   guest (tests/debian/run.sh; .ci/run runs it after check)
@@ -59,7 +60,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 XK      := $(BUILD)/xk
-# the target kernel's headers, from the cache (empty until xk kernel fetch)
+# the target kernel's headers, from the cache (empty until xk kernel fetch,
+# or when the cache holds several kernels and none is chosen: xk kernel list)
 KHEADERS ?= $(shell $(XK) -q kernel info --field headers 2>/dev/null)
 
 # eBPF policies (Xk-tunes): examples in bpf/, test fixtures in tests/
@@ -79,7 +81,7 @@ policies: $(POLICIES)
 # the types of the target kernel, from its BTF (CO-RE relocates the rest)
 $(BPF_OUT)/vmlinux.h: | $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \
-		echo "make policies: no target kernel; run '$(XK) kernel fetch' first" >&2; exit 1; fi
+		echo "make policies: no target kernel:" >&2; $(XK) kernel info >/dev/null; exit 1; fi
 	@mkdir -p $(dir $@)
 	bpftool btf dump file $(KHEADERS)/vmlinux format c > $@.tmp && mv $@.tmp $@
 
@@ -121,7 +123,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_ARCHIVES) tests/unit/unit.h
 
 kmod: $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \
-		echo "make kmod: no target kernel; run '$(XK) kernel fetch' first" >&2; exit 1; fi
+		echo "make kmod: no target kernel:" >&2; $(XK) kernel info >/dev/null; exit 1; fi
 	$(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod modules
 	$(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden modules
 

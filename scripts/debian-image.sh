@@ -34,8 +34,9 @@ PACKAGES=(
 	jq man-db bash-completion procps
 )
 
-release=$($XK -q kernel info --field release 2>/dev/null) || {
-	echo "debian-image: no target kernel: run 'build/xk kernel fetch' first" >&2
+# the target kernel (xk help kernel); xk names the cause when there is none
+release=$($XK -q kernel info --field release) || {
+	echo "debian-image: no target kernel (build/xk kernel list)" >&2
 	exit 1
 }
 debs=$CACHE/debs

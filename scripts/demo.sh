@@ -8,8 +8,12 @@
 #      then after unload: the plug flush counts show the effect.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# one kernel for both halves, whatever is fetched meanwhile: the target
+# (xk help kernel; xk names the cause when there is none)
+XK_RELEASE=${XK_RELEASE:-$(build/xk -q kernel info --field release)}
+export XK_RELEASE
 echo "== offline: analysing BLK_MAX_REQUEST_COUNT in the stock kernel's objects"
 build/xk gen --explain BLK_MAX_REQUEST_COUNT
 echo
-echo "== online: booting $(build/xk kernel info --field release) under QEMU"
+echo "== online: booting $XK_RELEASE under QEMU"
 exec build/xk vm run --timeout 900 -- scripts/demo-guest.sh

@@ -4,8 +4,11 @@
 # All set-up on a fresh Debian 12 (bookworm) machine, idempotent:
 #   1. the Debian packages xkernel builds and tests with;
 #   2. the build (make);
-#   3. the target kernel: Debian's current 6.12 cloud kernel, fetched and
-#      prepared in $XK_CACHE (xk kernel fetch), then the module against it.
+#   3. the kernel: Debian's current 6.12 cloud kernel (or $XK_RELEASE),
+#      fetched and prepared in $XK_CACHE (xk kernel fetch), then the module
+#      against it. On a fresh machine it is the only kernel in the cache, so
+#      the target of every command (xk help kernel); beside others it is
+#      not, unless chosen (build/xk kernel use RELEASE).
 # A second run only checks: seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +56,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 make -s
-build/xk kernel fetch
+fetched=$(build/xk kernel fetch)
+printf '%s\n' "$fetched"
+# the steps below act on the kernel just fetched, whatever the target is
+XK_RELEASE=$(awk '$1 == "release:" { print $2 }' <<< "$fetched")
+export XK_RELEASE
 make -s kmod policies
 echo "setup: done (cache: $(build/xk -j kernel info | jq -r .dir))"
+if ! env -u XK_RELEASE build/xk -q kernel info >/dev/null 2>&1; then
+	echo "setup: the cache holds several kernels and none is the target:" \
+		"'build/xk kernel use $XK_RELEASE' makes this one the target" >&2
+fi

@@ -9,6 +9,11 @@
 set -u
 cd "$(dirname "$0")/.."
 export XK_CACHE=${XK_CACHE:-$HOME/.cache/xkernel}
+# one kernel throughout, whatever is fetched meanwhile: the target when the
+# run starts (xk help kernel), for every suite and the guests
+if [ -z "${XK_RELEASE:-}" ] && rel=$(build/xk -q kernel info --field release 2>/dev/null); then
+	export XK_RELEASE=$rel
+fi
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 passed=0

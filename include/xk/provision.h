@@ -16,6 +16,36 @@ extern "C" {
 /* Target kernel provisioning                                         */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Which kernel of the cache a command acts on (the target), by the first
+ * rule that names one:
+ *   1. the release the caller gives (xk_kernel_opts.release: --release R);
+ *   2. $XK_RELEASE;
+ *   3. the choice xk_kernel_choose() recorded ($XK_CACHE/target:
+ *      xk kernel use R);
+ *   4. the running kernel (uname -r), when it is in the cache;
+ *   5. the one kernel in the cache, when there is only one.
+ * A release that rule 1, 2 or 3 names must be in the cache: else it is an
+ * error naming it and the kernels that are, never another kernel. With
+ * none of them, several kernels cached and the running one not among
+ * them, there is no target: an error that lists them and says how to
+ * choose. Nothing else (a fetch in particular) changes the target.
+ */
+enum xk_target_why {
+	XK_TARGET_NONE,		/* not the target, or there is none */
+	XK_TARGET_OPTION,	/* 1: the caller's release */
+	XK_TARGET_ENV,		/* 2: $XK_RELEASE */
+	XK_TARGET_CHOSEN,	/* 3: xk_kernel_choose() */
+	XK_TARGET_RUNNING,	/* 4: the running kernel */
+	XK_TARGET_ONLY,		/* 5: the only kernel in the cache */
+};
+
+/* "option", "env", "chosen", "running", "only" (NULL for NONE). */
+const char *xk_target_why_name(enum xk_target_why why);
+/* The rule in words: "--release", "XK_RELEASE", "chosen with 'xk kernel
+ * use'", "the running kernel", "the only kernel in the cache". */
+const char *xk_target_why_text(enum xk_target_why why);
+
 /* A target kernel as unpacked in the cache. */
 struct xk_kernel {
 	char release[128];	/* uname -r, e.g. 6.12.117+deb12-cloud-amd64 */
@@ -28,11 +58,17 @@ struct xk_kernel {
 	char modules[XK_PATH_MAX];	/* dir/root/lib/modules/<release> */
 	char source[XK_PATH_MAX];	/* prepared source tree, "" if none */
 	bool source_prepared;
+	enum xk_target_why why;		/* why it is the target; NONE: it is not */
 };
 
 struct xk_kernel_opts {
 	size_t sz;
-	/* uname -r of the target; NULL: the current Debian 6.12 cloud kernel */
+	/*
+	 * uname -r of the kernel. xk_kernel_fetch: the one to fetch; NULL:
+	 * $XK_RELEASE, else the current Debian 6.12 cloud kernel.
+	 * xk_kernel_find and xk_kernel_list: rule 1 of the target; NULL:
+	 * the other rules decide.
+	 */
 	const char *release;
 	/* cache directory; NULL: $XK_CACHE or ~/.cache/xkernel */
 	const char *cache_dir;
@@ -40,16 +76,56 @@ struct xk_kernel_opts {
 	bool with_source;
 	/* only look in the cache, never download (xk_kernel_find) */
 	bool offline;
+	/* the running kernel's release for rule 4; NULL: uname -r */
+	const char *running;
 };
 
 /*
- * Resolves, downloads, unpacks and prepares a target kernel. Idempotent:
- * every step leaves a stamp and is skipped when its stamp is present.
+ * Resolves, downloads, unpacks and prepares a kernel into the cache.
+ * Idempotent: every step leaves a stamp and is skipped when its stamp is
+ * present. It does not change the target: k->why says whether the fetched
+ * kernel is the target after it, and why.
  */
 int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k);
 
-/* Finds an already fetched kernel in the cache; -ENOENT if there is none. */
+/* The target kernel of the cache (rules above); -ENOENT when there is none
+ * or the release named is not in the cache, with the cause (naming the
+ * kernels that are) in xk_last_error(). */
 int xk_kernel_find(const struct xk_kernel_opts *opts, struct xk_kernel *k);
+
+/* A kernel in the cache, as xk_kernel_list() reports it. */
+struct xk_cached_kernel {
+	char release[128];
+	char version[128];	/* the package version, "" when not known */
+	bool complete;		/* fetched to its end; only such a kernel
+				   can be the target */
+	bool source_prepared;	/* the source tree, for xk build and gen */
+	int nr_tables;		/* scope tables in its scopes/ */
+	enum xk_target_why why;	/* why it is the target; NONE: it is not */
+};
+
+struct xk_kernel_list {
+	char cache[XK_PATH_MAX];
+	struct xk_cached_kernel *kernels;	/* sorted by release */
+	int nr;
+	int target;		/* index of the target in kernels, -1: none */
+	char chosen[128];	/* the choice of xk_kernel_choose(), "" */
+	char problem[8192];	/* why there is no target (target -1) */
+};
+
+/*
+ * Every kernel directory of the cache and the target (rules above; no
+ * target is not a failure: problem says why). Free with
+ * xk_kernel_list_free().
+ */
+int xk_kernel_list(const struct xk_kernel_opts *opts, struct xk_kernel_list *l);
+void xk_kernel_list_free(struct xk_kernel_list *l);
+
+/*
+ * Records release as the target (rule 3) in the cache of opts; it must be
+ * in the cache. NULL removes the choice.
+ */
+int xk_kernel_choose(const struct xk_kernel_opts *opts, const char *release);
 
 /* ------------------------------------------------------------------ */
 /* Guest harness                                                      */

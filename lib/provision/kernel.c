@@ -10,14 +10,22 @@
  *
  * The version is never hard-coded: without a release the current candidate
  * of linux-source-6.12 picks the upstream version, and the cloud-amd64 image
- * of that exact package version is the target. With a release (uname -r of
- * a Debian host), the same steps run for that kernel.
+ * of that exact package version is fetched. With a release (uname -r of a
+ * Debian host), the same steps run for that kernel.
+ *
+ * The cache may hold several kernels; which one a command acts on (the
+ * target) follows the rules of include/xk/provision.h, and only an explicit
+ * choice ($XK_CACHE/target, xk_kernel_choose) is ever recorded: a fetch
+ * records none. kernels/default, which versions before these rules wrote
+ * on every fetch, is not read.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <glob.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -571,7 +579,8 @@ static int record_symbols(struct xk_kernel *k)
 	return err ?: stamp(k, "symbols");
 }
 
-static int write_info(const struct xk_kernel *k, const char *cache)
+/* kernel.info: written last, so a kernel with one was fetched to its end. */
+static int write_info(const struct xk_kernel *k)
 {
 	char path[XK_PATH_MAX], buf[1024];
 	int err;
@@ -579,11 +588,8 @@ static int write_info(const struct xk_kernel *k, const char *cache)
 	err = xk_snprintf(buf, sizeof(buf), "release=%s\nversion=%s\n",
 			  k->release, k->version) ?:
 	      xk_snprintf(path, sizeof(path), "%s/kernel.info", k->dir) ?:
-	      xk_write_file(path, buf, strlen(buf), 0644) ?:
-	      xk_snprintf(path, sizeof(path), "%s/kernels/default", cache) ?:
-	      xk_snprintf(buf, sizeof(buf), "%s\n", k->release) ?:
 	      xk_write_file(path, buf, strlen(buf), 0644);
-	return err ? xk_err(err, "cannot write %s", path) : 0;
+	return err ? xk_err(err, "cannot write %s/kernel.info", k->dir) : 0;
 }
 
 /* The value of "key=value" on its own line. */
@@ -620,31 +626,295 @@ static int read_info(struct xk_kernel *k)
 	return err ?: (stamped(k, "unpack") ? 0 : -ENOENT);
 }
 
-static int xk_kernel_find_impl(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+/* ------------------------------------------------------------------ */
+/* the kernels of the cache and the target                            */
+/* ------------------------------------------------------------------ */
+
+const char *xk_target_why_name(enum xk_target_why why)
 {
-	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
-	const char *release = OPTS_GET(opts, release, NULL);
-	char def[XK_PATH_MAX], *text = NULL;
+	static const char *const names[] = {
+		[XK_TARGET_OPTION] = "option", [XK_TARGET_ENV] = "env",
+		[XK_TARGET_CHOSEN] = "chosen", [XK_TARGET_RUNNING] = "running",
+		[XK_TARGET_ONLY] = "only",
+	};
+
+	return (unsigned)why < ARRAY_SIZE(names) ? names[why] : NULL;
+}
+
+const char *xk_target_why_text(enum xk_target_why why)
+{
+	static const char *const texts[] = {
+		[XK_TARGET_OPTION] = "--release",
+		[XK_TARGET_ENV] = "XK_RELEASE",
+		[XK_TARGET_CHOSEN] = "chosen with 'xk kernel use'",
+		[XK_TARGET_RUNNING] = "the running kernel",
+		[XK_TARGET_ONLY] = "the only kernel in the cache",
+	};
+
+	return (unsigned)why < ARRAY_SIZE(texts) ? texts[why] : NULL;
+}
+
+static int by_release(const void *a, const void *b)
+{
+	return strverscmp(((const struct xk_cached_kernel *)a)->release,
+			  ((const struct xk_cached_kernel *)b)->release);
+}
+
+static int count_tables(const char *dir)
+{
+	char path[XK_PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	if (xk_snprintf(path, sizeof(path), "%s/scopes", dir))
+		return 0;
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		n += len > 6 && !strcmp(e->d_name + len - 6, ".scope");
+	}
+	closedir(d);
+	return n;
+}
+
+/* One directory of kernels/: what the list says of it. */
+static int describe(const char *cache, const char *release,
+		    struct xk_cached_kernel *c)
+{
+	struct xk_kernel k;
 	int err;
 
+	memset(c, 0, sizeof(*c));
+	err = xk_strlcpy(c->release, release, sizeof(c->release)) ?:
+	      fill_paths(&k, cache, release);
+	if (err)
+		return err;
+	c->complete = !read_info(&k);
+	if (c->complete)
+		xk_strlcpy(c->version, k.version, sizeof(c->version));
+	c->source_prepared = stamped(&k, "prepare");
+	c->nr_tables = count_tables(k.dir);
+	return 0;
+}
+
+/* Every directory of $cache/kernels that may be a kernel, sorted. */
+static int scan_cache(const char *cache, struct xk_kernel_list *l)
+{
+	char path[XK_PATH_MAX];
+	struct dirent *e;
+	struct stat sb;
+	int err = 0;
+	DIR *d;
+
+	err = xk_snprintf(path, sizeof(path), "%s/kernels", cache);
+	if (err)
+		return xk_err(err, "cache path too long: %s", cache);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : xk_err(-errno, "cannot read %s", path);
+	while (!err && (e = readdir(d))) {
+		char sub[XK_PATH_MAX];
+		void *grown;
+
+		if (!valid_release(e->d_name) || e->d_name[0] == '.' ||
+		    xk_snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) ||
+		    stat(sub, &sb) || !S_ISDIR(sb.st_mode))
+			continue;
+		grown = realloc(l->kernels, (l->nr + 1) * sizeof(*l->kernels));
+		if (!grown) {
+			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+			break;
+		}
+		l->kernels = grown;
+		err = describe(cache, e->d_name, &l->kernels[l->nr]);
+		l->nr += !err;
+	}
+	closedir(d);
+	if (l->nr)
+		qsort(l->kernels, l->nr, sizeof(*l->kernels), by_release);
+	return err;
+}
+
+static int index_of(const struct xk_kernel_list *l, const char *release)
+{
+	for (int i = 0; i < l->nr; i++)
+		if (l->kernels[i].complete && !strcmp(l->kernels[i].release, release))
+			return i;
+	return -1;
+}
+
+/* Where a kernel named but not usable is: "not in", or only part of it. */
+static const char *absent(const struct xk_kernel_list *l, const char *release)
+{
+	for (int i = 0; i < l->nr; i++)
+		if (!strcmp(l->kernels[i].release, release))
+			return "only partly in (its fetch did not finish)";
+	return "not in";
+}
+
+/* "A, B" of the kernels that can be targets, or "none". */
+static void cached_names(const struct xk_kernel_list *l, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < l->nr && n < size; i++)
+		if (l->kernels[i].complete)
+			n += snprintf(buf + n, size - n, "%s%s", n ? ", " : "",
+				      l->kernels[i].release);
+	if (!buf[0])
+		snprintf(buf, size, "none");
+}
+
+/* The choice xk_kernel_choose() recorded, or "". */
+static void read_choice(const char *cache, char *out, size_t size)
+{
+	char path[XK_PATH_MAX], *text = NULL;
+
+	out[0] = '\0';
+	if (xk_snprintf(path, sizeof(path), "%s/target", cache) ||
+	    xk_read_file(path, &text, NULL))
+		return;
+	if (xk_strlcpy(out, xk_trim(text), size) || !valid_release(out))
+		out[0] = '\0';
+	free(text);
+}
+
+/*
+ * The target among the kernels of l (the rules of provision.h): sets
+ * l->target and its why, else l->problem. Returns 0, or -ENOENT with
+ * problem recorded as the error too.
+ */
+static int pick_target(const struct xk_kernel_opts *opts,
+		       struct xk_kernel_list *l)
+{
+	const char *named = OPTS_GET(opts, release, NULL);
+	const char *running = OPTS_GET(opts, running, NULL);
+	const char *env = getenv("XK_RELEASE");
+	enum xk_target_why why = XK_TARGET_OPTION;
+	char names[768];
+	struct utsname u;
+	int nr = 0, only = -1;
+
+	l->target = -1;
+	read_choice(l->cache, l->chosen, sizeof(l->chosen));
+	cached_names(l, names, sizeof(names));
+	if (!named && env && *env) {
+		named = env;
+		why = XK_TARGET_ENV;
+	}
+	if (!named && l->chosen[0]) {
+		named = l->chosen;
+		why = XK_TARGET_CHOSEN;
+	}
+	if (named) {
+		l->target = index_of(l, named);
+		if (l->target >= 0)
+			goto found;
+		snprintf(l->problem, sizeof(l->problem),
+			 "kernel %s (%s%s) is %s the cache %s (cached: %s): "
+			 "fetch it with 'xk kernel fetch --release %s'%s",
+			 named, xk_target_why_text(why),
+			 why == XK_TARGET_ENV ? " in the environment" : "",
+			 absent(l, named), l->cache, names, named,
+			 why == XK_TARGET_CHOSEN ? ", or choose another with "
+			 "'xk kernel use RELEASE' ('xk kernel use --clear' "
+			 "drops the choice)" : "");
+		return xk_err(-ENOENT, "%s", l->problem);
+	}
+	if (!running && !uname(&u))
+		running = u.release;
+	if (running) {
+		why = XK_TARGET_RUNNING;
+		l->target = index_of(l, running);
+		if (l->target >= 0)
+			goto found;
+	}
+	for (int i = 0; i < l->nr; i++)
+		if (l->kernels[i].complete) {
+			nr++;
+			only = i;
+		}
+	if (nr == 1) {
+		why = XK_TARGET_ONLY;
+		l->target = only;
+		goto found;
+	}
+	if (!nr)
+		snprintf(l->problem, sizeof(l->problem),
+			 "no kernel in the cache %s: run 'xk kernel fetch' first",
+			 l->cache);
+	else
+		snprintf(l->problem, sizeof(l->problem),
+			 "%d kernels in the cache %s and none is the target: %s "
+			 "(the running kernel %s is not among them); choose one "
+			 "with --release RELEASE, XK_RELEASE=RELEASE or "
+			 "'xk kernel use RELEASE'",
+			 nr, l->cache, names, running ? running : "(unknown)");
+	return xk_err(-ENOENT, "%s", l->problem);
+found:
+	l->kernels[l->target].why = why;
+	return 0;
+}
+
+void xk_kernel_list_free(struct xk_kernel_list *l)
+{
+	if (!l)
+		return;
+	free(l->kernels);
+	l->kernels = NULL;
+	l->nr = 0;
+}
+
+static int list_impl(const struct xk_kernel_opts *opts, struct xk_kernel_list *l)
+{
+	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	l->target = -1;
 	if (!OPTS_VALID(opts, xk_kernel_opts))
 		return xk_err(-EINVAL, "invalid xk_kernel_opts");
-	memset(k, 0, sizeof(*k));
-	if (!release) {
-		err = xk_snprintf(def, sizeof(def), "%s/kernels/default", cache) ?:
-		      xk_read_file(def, &text, NULL);
-		if (err)
-			return xk_err(-ENOENT, "no kernel in the cache %s: run "
-					       "'xk kernel fetch' first", cache);
-		text[strcspn(text, "\n")] = '\0';
-		release = text;
+	err = xk_strlcpy(l->cache, cache, sizeof(l->cache));
+	err = err ?: scan_cache(cache, l);
+	if (err)
+		xk_kernel_list_free(l);
+	return err;
+}
+
+int xk_kernel_list(const struct xk_kernel_opts *opts, struct xk_kernel_list *l)
+{
+	int err;
+
+	xk_err_clear();
+	err = list_impl(opts, l);
+	if (!err) {
+		pick_target(opts, l);	/* no target is not a failure here */
+		xk_err_clear();
 	}
-	err = fill_paths(k, cache, release);
+	return xk_api_return(__func__, err);
+}
+
+static int xk_kernel_find_impl(const struct xk_kernel_opts *opts, struct xk_kernel *k)
+{
+	struct xk_kernel_list l;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	err = list_impl(opts, &l);
+	err = err ?: pick_target(opts, &l);
+	err = err ?: fill_paths(k, l.cache, l.kernels[l.target].release);
 	if (!err && read_info(k))
-		err = xk_err(-ENOENT, "kernel %s is not in the cache %s: run "
-				      "'xk kernel fetch --release %s'",
-			     release, cache, release);
-	free(text);
+		err = xk_err(-ENOENT, "kernel %s is no longer complete in the "
+				      "cache %s: run 'xk kernel fetch --release %s'",
+			     k->release, l.cache, k->release);
+	if (!err)
+		k->why = l.kernels[l.target].why;
+	xk_kernel_list_free(&l);
 	return err;
 }
 
@@ -652,6 +922,68 @@ int xk_kernel_find(const struct xk_kernel_opts *opts, struct xk_kernel *k)
 {
 	xk_err_clear();
 	return xk_api_return(__func__, xk_kernel_find_impl(opts, k));
+}
+
+static int choose_impl(const struct xk_kernel_opts *opts, const char *release)
+{
+	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
+	char path[XK_PATH_MAX], names[768], buf[160];
+	struct xk_kernel_list l;
+	int err;
+
+	err = xk_snprintf(path, sizeof(path), "%s/target", cache);
+	if (err)
+		return xk_err(err, "cache path too long: %s", cache);
+	if (!release) {
+		if (unlink(path) && errno != ENOENT)
+			return xk_err(-errno, "cannot remove %s", path);
+		return 0;
+	}
+	if (!valid_release(release))
+		return xk_err(-EINVAL, "'%s' is not a kernel release", release);
+	err = list_impl(opts, &l);
+	if (err)
+		return err;
+	cached_names(&l, names, sizeof(names));
+	if (index_of(&l, release) < 0)
+		err = xk_err(-ENOENT, "kernel %s is %s the cache %s (cached: "
+				      "%s): fetch it first with 'xk kernel fetch "
+				      "--release %s'",
+			     release, absent(&l, release), cache, names, release);
+	xk_kernel_list_free(&l);
+	err = err ?: xk_snprintf(buf, sizeof(buf), "%s\n", release);
+	if (!err) {
+		err = xk_write_file(path, buf, strlen(buf), 0644);
+		if (err)
+			return xk_err(err, "cannot write %s", path);
+	}
+	return err;
+}
+
+int xk_kernel_choose(const struct xk_kernel_opts *opts, const char *release)
+{
+	xk_err_clear();
+	if (!OPTS_VALID(opts, xk_kernel_opts))
+		return xk_api_return(__func__, xk_err(-EINVAL, "invalid xk_kernel_opts"));
+	return xk_api_return(__func__, choose_impl(opts, release));
+}
+
+/* Whether the kernel fetched is the target now (a fetch chooses nothing). */
+static enum xk_target_why fetched_why(const struct xk_kernel_opts *opts,
+				      const char *cache, const char *release)
+{
+	XK_OPTS(xk_kernel_opts, o, .cache_dir = cache,
+		.running = OPTS_GET(opts, running, NULL));
+	enum xk_target_why why = XK_TARGET_NONE;
+	struct xk_kernel_list l;
+
+	if (list_impl(&o, &l))
+		return why;
+	if (!pick_target(&o, &l) && !strcmp(l.kernels[l.target].release, release))
+		why = l.kernels[l.target].why;
+	xk_kernel_list_free(&l);
+	xk_err_clear();
+	return why;
 }
 
 /*
@@ -672,6 +1004,8 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 	if (OPTS_GET(opts, offline, false))
 		return xk_kernel_find(opts, k);
 	memset(k, 0, sizeof(*k));
+	if (!release && getenv("XK_RELEASE") && *getenv("XK_RELEASE"))
+		release = getenv("XK_RELEASE");
 	if (!release) {
 		err = resolve_default_release(resolved, sizeof(resolved));
 		if (err)
@@ -697,12 +1031,13 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 		err = unpack_source(k, &p) ?: prepare_source(k);
 	if (!err && with_source)
 		err = record_symbols(k);
-	err = err ?: write_info(k, cache);
+	err = err ?: write_info(k);
 	if (err)
 		return err;
 	k->source_prepared = stamped(k, "prepare");
 	if (!k->source_prepared)
 		k->source[0] = '\0';
+	k->why = fetched_why(opts, cache, k->release);
 	return 0;
 }
 

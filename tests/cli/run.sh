@@ -9,8 +9,9 @@ XK=build/xk
 
 help_pages() {
 	local topic
-	for topic in "" kernel "kernel fetch" "kernel info" vm "vm run" \
-		"vm shell" build gen load set unload status apply tune help version; do
+	for topic in "" kernel "kernel fetch" "kernel info" "kernel list" \
+		"kernel use" vm "vm run" "vm shell" build gen load set unload status \
+		apply tune help version; do
 		# shellcheck disable=SC2086
 		out=$($XK help $topic) || die "no help page for '$topic'"
 		expect_match "help $topic" "$out" "^NAME"
@@ -47,6 +48,44 @@ json_info() {
 	expect_match release "$rel" "^6\.12\."
 }
 
+# the target among several kernels: no fetch, fake kernels in a cache of
+# its own (tests/unit/test_target.c checks the rules; this, the commands)
+kernel_target() {
+	local cache a=6.12.117+deb12-cloud-amd64 b=6.12.118+deb12-cloud-amd64 r
+	local ra=${a//+/[+]} rb=${b//+/[+]}	# as regular expressions
+	cache=$(mktemp -d)
+	for r in $a $b; do
+		mkdir -p "$cache/kernels/$r"
+		printf 'release=%s\nversion=1\n' $r > "$cache/kernels/$r/kernel.info"
+		touch "$cache/kernels/$r/.stamp-unpack"
+	done
+	(
+		export XK_CACHE=$cache
+		unset XK_RELEASE
+		out=$($XK kernel info 2>&1)
+		expect_eq "kernel info: status" $? 1
+		expect_match "no target" "$out" "2 kernels in the cache .* $ra, $rb .*xk kernel use"
+		expect_eq "list: no target" "$($XK -j kernel list | jq -r '.target, (.kernels | length)')" "null
+2"
+		out=$($XK kernel use 9.9.9-nosuch 2>&1)
+		expect_eq "use of a kernel not cached: status" $? 1
+		expect_match "use of a kernel not cached" "$out" "9.9.9-nosuch is not in .*cached: $ra, $rb"
+		$XK -q kernel use $b >/dev/null || die "kernel use $b failed"
+		expect_eq "info after use" "$($XK kernel info --field release)" $b
+		expect_eq "list after use" "$($XK -j kernel list | jq -r '.target, .target_why')" "$b
+chosen"
+		expect_eq "XK_RELEASE over use" "$(XK_RELEASE=$a $XK kernel info --field release)" $a
+		expect_eq "--release over XK_RELEASE" \
+			"$(XK_RELEASE=$b $XK kernel info --release $a --field release)" $a
+		expect_match "kernel list marks the target" "$($XK kernel list)" "^\* $rb .*target: chosen"
+		$XK -q kernel use --clear >/dev/null || die "kernel use --clear failed"
+		[ ! -e "$cache/target" ] || die "the choice is still there"
+	)
+	local st=$?
+	rm -rf "$cache"
+	return $st
+}
+
 json_error() {
 	out=$($XK -j kernel fetch --release 'x y' 2>/dev/null)
 	printf '%s' "$out" | jq -er .error >/dev/null || die "no JSON error: $out"
@@ -62,8 +101,9 @@ bad_option_value() {
 # every command's -h and --help, anywhere, is its help page
 command_help() {
 	local topic want
-	for topic in kernel "kernel fetch" "kernel info" vm "vm run" "vm shell" \
-		build gen load set unload status apply tune help version; do
+	for topic in kernel "kernel fetch" "kernel info" "kernel list" \
+		"kernel use" vm "vm run" "vm shell" build gen load set unload status \
+		apply tune help version; do
 		# shellcheck disable=SC2086
 		want=$($XK help $topic) || die "no help page for '$topic'"
 		# shellcheck disable=SC2086
@@ -103,7 +143,7 @@ completion() {
 		echo "${COMPREPLY[*]}"
 	}
 	expect_eq "xk k" "$(comp k)" kernel
-	expect_eq "xk kernel" "$(comp kernel "")" "fetch info"
+	expect_eq "xk kernel" "$(comp kernel "")" "fetch info list use"
 	expect_eq "xk -j vm r" "$(comp -j vm r)" run
 	expect_eq "xk set X=1 --mo" "$(comp set X=1 --mo)" --mode
 	expect_eq "xk set --mode" "$(comp set --mode "")" "immediate global per-task"
@@ -261,6 +301,7 @@ t "unknown release is named" unknown_release
 t "malformed release is refused" malformed_release
 t "no network to the mirror is reported" no_network
 t "kernel info -j is JSON" json_info
+t "the target among several kernels: list, use, XK_RELEASE, --release" kernel_target
 t "errors are JSON under -j" json_error
 t "bad option value is a usage error" bad_option_value
 t "xk COMMAND -h prints its help page" command_help

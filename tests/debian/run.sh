@@ -11,6 +11,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 125
 export XK_CACHE=${XK_CACHE:-$HOME/.cache/xkernel}
+# one kernel throughout (the target when it starts: xk help kernel)
+if [ -z "${XK_RELEASE:-}" ] && rel=$(build/xk -q kernel info --field release 2>/dev/null); then
+	export XK_RELEASE=$rel
+fi
 stage=build/debian-test
 lock=${XK_GUEST_LOCK:-/tmp/xk-guest.lock}
 

@@ -40,6 +40,12 @@ _xk_find_topic() {
 	done
 }
 
+# the kernels in the cache (their directories)
+_xk_releases() {
+	find "${XK_CACHE:-$HOME/.cache/xkernel}/kernels" -mindepth 1 -maxdepth 1 \
+		-type d -printf '%f\n' 2>/dev/null
+}
+
 _xk() {
 	local xk=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD - 1]} topics opts choices sub
@@ -64,7 +70,7 @@ _xk() {
 		--field)
 			choices="release version dir vmlinuz config headers modules source" ;;
 		--release)
-			choices=$(ls "${XK_CACHE:-$HOME/.cache/xkernel}/kernels" 2>/dev/null) ;;
+			choices=$(_xk_releases) ;;
 		--catalog|--output|--glue|--policy)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return ;;
@@ -94,6 +100,8 @@ _xk() {
 		COMPREPLY=($(compgen -W "$sub" -- "$cur")) ;;
 	"vm run")
 		COMPREPLY=($(compgen -c -- "$cur" | sort -u)) ;;
+	"kernel use")
+		COMPREPLY=($(compgen -W "$(_xk_releases)" -- "$cur")) ;;
 	build|gen|unload|settle)
 		COMPREPLY=($(compgen -W "$("$xk" gen --list 2>/dev/null)" -- "$cur")) ;;
 	load)

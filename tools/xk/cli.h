@@ -108,7 +108,8 @@ void cli_print_options(const struct cli_cmd *c);
 int cli_number(const char *topic, const char *s, long long *v);
 
 /* the commands, one per cmd_*.c */
-extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_vm_run,
+extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_kernel_list,
+	cmd_kernel_use, cmd_vm_run,
 	cmd_vm_shell, cmd_build, cmd_gen, cmd_load, cmd_set, cmd_unload,
 	cmd_status, cmd_settle, cmd_apply, cmd_tune, cmd_help, cmd_version;
 
@@ -188,6 +189,8 @@ void report_change(const char *verb, const char *name, long long from,
 /* Where the cache keeps constant name's table; its directory made. */
 void table_cache_path(const struct xk_kernel *k, const char *name,
 		      char *path, size_t size);
+/* Where the cache keeps constant name's table for the running kernel. */
+void running_table_path(const char *name, char *path, size_t size);
 /* A value for the table's per-value spans, built if needed (table_cache.c). */
 int table_prepare_value(struct xk_scope *t, const char *path,
 			const char *catalog, long long value, int fd,

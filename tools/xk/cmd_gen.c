@@ -105,6 +105,9 @@ static int build_constant(const char *topic, const struct gen_args *a,
 		return p_usage(topic, "name one constant");
 	if (kernel_for_command(a->release, k))
 		return XK_EXIT_FAIL;
+	if (!quiet && !json_output)
+		fprintf(stderr, "xk: kernel %s (%s)\n", k->release,
+			xk_target_why_text(k->why));
 	err = xk_constant_resolve(catalog_path(a->catalog), argv[0], c);
 	if (err)
 		return p_lib_err("constant", err);

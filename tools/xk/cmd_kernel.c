@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* xk kernel fetch | info: the target kernel in the cache. */
+/*
+ * xk kernel fetch | info | list | use: the kernels in the cache and the
+ * target, the one the other commands act on (the rules: xk help kernel,
+ * include/xk/provision.h).
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -11,6 +16,40 @@ int kernel_for_command(const char *release, struct xk_kernel *k)
 	int err = xk_kernel_find(&opts, k);
 
 	return err ? p_lib_err("target kernel", err) : 0;
+}
+
+/* What the target is, after a fetch or for info: JSON fields, or a line. */
+static void print_target(const struct xk_kernel *k)
+{
+	struct xk_kernel_list l;
+	const char *other = NULL;
+	bool listed;
+
+	if (k->why) {
+		if (json_output) {
+			json_bool(jw, "target", true);
+			json_str(jw, "target_why", xk_target_why_name(k->why));
+		} else {
+			printf("%-9s yes (%s)\n", "target:", xk_target_why_text(k->why));
+		}
+		return;
+	}
+	listed = !xk_kernel_list(NULL, &l);
+	if (listed && l.target >= 0)
+		other = l.kernels[l.target].release;
+	if (json_output) {
+		json_bool(jw, "target", false);
+		json_str(jw, "target_why", NULL);
+		json_str(jw, "other_target", other);
+	} else if (other) {
+		printf("%-9s no: the target is %s (%s); this one with --release "
+		       "%s, XK_RELEASE or 'xk kernel use'\n", "target:", other,
+		       xk_target_why_text(l.kernels[l.target].why), k->release);
+	} else {
+		printf("%-9s no: %s\n", "target:", listed ? l.problem : xk_last_error());
+	}
+	if (listed)
+		xk_kernel_list_free(&l);
 }
 
 /* A kernel's fields in the order they are printed (config: in JSON only). */
@@ -44,6 +83,7 @@ static void print_kernel(const struct xk_kernel *k, double seconds)
 		else if (strcmp(fields[i].name, "config"))
 			printf("%-9s %s\n", label, value);
 	}
+	print_target(k);
 	if (json_output && seconds >= 0)
 		json_double(jw, "seconds", seconds);
 	else if (seconds >= 0)
@@ -54,7 +94,7 @@ static void print_kernel(const struct xk_kernel *k, double seconds)
 
 struct kernel_args {
 	const char *release, *field;
-	bool no_source;
+	bool no_source, clear;
 };
 
 static int do_fetch(void *args, int argc, char **argv)
@@ -104,7 +144,106 @@ static int do_info(void *args, int argc, char **argv)
 	return p_usage("kernel info", "unknown field '%s'", a->field);
 }
 
-static struct kernel_args fetch_args, info_args;
+static void json_cached(const struct xk_kernel_list *l, int i)
+{
+	const struct xk_cached_kernel *c = &l->kernels[i];
+	char dir[XK_PATH_MAX + 160];
+
+	snprintf(dir, sizeof(dir), "%s/kernels/%s", l->cache, c->release);
+	json_begin_object(jw, NULL);
+	json_str(jw, "release", c->release);
+	json_str(jw, "version", c->version[0] ? c->version : NULL);
+	json_str(jw, "dir", dir);
+	json_bool(jw, "complete", c->complete);
+	json_bool(jw, "target", i == l->target);
+	json_str(jw, "target_why", xk_target_why_name(c->why));
+	json_bool(jw, "source_prepared", c->source_prepared);
+	json_int(jw, "tables", c->nr_tables);
+	json_end_object(jw);
+}
+
+static int do_list(void *args, int argc, char **argv)
+{
+	struct kernel_args *a = args;
+	XK_OPTS(xk_kernel_opts, o, .release = a->release);
+	struct xk_kernel_list l;
+	int wr = 0, wv = 0, err;
+
+	(void)argc;
+	(void)argv;
+	err = xk_kernel_list(&o, &l);
+	if (err)
+		return p_lib_err("kernel list", err);
+	if (json_output) {
+		json_begin_object(jw, NULL);
+		json_str(jw, "cache", l.cache);
+		json_str(jw, "target", l.target >= 0 ? l.kernels[l.target].release : NULL);
+		json_str(jw, "target_why", l.target >= 0 ?
+			 xk_target_why_name(l.kernels[l.target].why) : NULL);
+		json_str(jw, "chosen", l.chosen[0] ? l.chosen : NULL);
+		json_str(jw, "problem", l.target < 0 ? l.problem : NULL);
+		json_begin_array(jw, "kernels");
+		for (int i = 0; i < l.nr; i++)
+			json_cached(&l, i);
+		json_end_array(jw);
+		json_end_object(jw);
+		xk_kernel_list_free(&l);
+		return 0;
+	}
+	for (int i = 0; i < l.nr; i++) {
+		int r = strlen(l.kernels[i].release), v = strlen(l.kernels[i].version);
+
+		wr = r > wr ? r : wr;
+		wv = v > wv ? v : wv;
+	}
+	for (int i = 0; i < l.nr; i++) {
+		const struct xk_cached_kernel *c = &l.kernels[i];
+
+		printf("%c %-*s  %-*s  ", i == l.target ? '*' : ' ', wr, c->release,
+		       wv ? wv : 1, c->version[0] ? c->version : "-");
+		if (!c->complete)
+			printf("incomplete (its fetch did not finish)\n");
+		else
+			printf("%-15s  %d table%s%s%s\n",
+			       c->source_prepared ? "source prepared" : "no source",
+			       c->nr_tables, c->nr_tables == 1 ? "" : "s",
+			       i == l.target ? "  target: " : "",
+			       i == l.target ? xk_target_why_text(c->why) : "");
+	}
+	if (l.target < 0)
+		printf("%sno target: %s\n", l.nr ? "\n" : "", l.problem);
+	xk_kernel_list_free(&l);
+	return 0;
+}
+
+static int do_use(void *args, int argc, char **argv)
+{
+	struct kernel_args *a = args;
+	const char *env = getenv("XK_RELEASE");
+	int err;
+
+	if (a->clear == (argc == 1))
+		return p_usage("kernel use", "name one kernel release, or --clear");
+	err = xk_kernel_choose(NULL, a->clear ? NULL : argv[0]);
+	if (err)
+		return p_lib_err("kernel use", err);
+	if (json_output) {
+		json_begin_object(jw, NULL);
+		json_str(jw, "chosen", a->clear ? NULL : argv[0]);
+		json_end_object(jw);
+	} else if (a->clear) {
+		printf("no kernel chosen: the running kernel when it is cached, "
+		       "else the only one, is the target\n");
+	} else {
+		printf("target: %s (chosen with 'xk kernel use')\n", argv[0]);
+	}
+	if (!quiet && !json_output && env && *env)
+		fprintf(stderr, "xk: note: XK_RELEASE=%s is set: it overrides the "
+			"choice where it is set\n", env);
+	return 0;
+}
+
+static struct kernel_args fetch_args, info_args, list_args, use_args;
 static const struct cli_opt fetch_opts[] = {
 	{ "release", 'r', CLI_STR, offsetof(struct kernel_args, release) },
 	{ "no-source", 0, CLI_FLAG, offsetof(struct kernel_args, no_source) },
@@ -116,9 +255,24 @@ static const struct cli_opt info_opts[] = {
 	{ NULL },
 };
 
+static const struct cli_opt list_opts[] = {
+	{ "release", 'r', CLI_STR, offsetof(struct kernel_args, release) },
+	{ NULL },
+};
+static const struct cli_opt use_opts[] = {
+	{ "clear", 0, CLI_FLAG, offsetof(struct kernel_args, clear) },
+	{ NULL },
+};
+
 const struct cli_cmd cmd_kernel_fetch = {
 	"kernel fetch", do_fetch, fetch_opts, &fetch_args, .max_args = 0,
 };
 const struct cli_cmd cmd_kernel_info = {
 	"kernel info", do_info, info_opts, &info_args, .max_args = 0,
+};
+const struct cli_cmd cmd_kernel_list = {
+	"kernel list", do_list, list_opts, &list_args, .max_args = 0,
+};
+const struct cli_cmd cmd_kernel_use = {
+	"kernel use", do_use, use_opts, &use_args, .max_args = 1,
 };

@@ -105,15 +105,11 @@ static void print_probes(const struct xk_ioc_status *st)
  */
 static void print_table_extras(const struct xk_ioc_status *st)
 {
-	XK_OPTS(xk_kernel_opts, ko, .offline = true);
 	char path[XK_PATH_MAX + 64];
-	struct xk_kernel k;
 	struct xk_scope t;
 	int nr = 0;
 
-	if (xk_kernel_find(&ko, &k))
-		return;
-	table_cache_path(&k, st->name, path, sizeof(path));
+	running_table_path(st->name, path, sizeof(path));
 	if (access(path, R_OK) || xk_scope_read(path, &t))
 		return;
 	for (int i = 0; i < t.nr_spans; i++) {

@@ -67,21 +67,43 @@ static int check_release(const struct xk_scope *t)
 }
 
 /*
- * The target kernel whose tables apply here: the running kernel's release
- * when it is in the cache, else the one fetched last (check_release then
- * names the mismatch).
+ * The kernel whose tables apply here: the running one (a table is only
+ * loaded on the kernel it was made for), so the rules of the target do not
+ * apply; to make a table it must be in the cache. 0, or -ENOENT reported.
  */
 static int kernel_for_tables(struct xk_kernel *k)
 {
+	XK_OPTS(xk_kernel_opts, o, .offline = true);
+	struct xk_kernel_list l;
+	char names[1024] = "";
+	struct utsname u;
+	size_t n = 0;
+
+	if (uname(&u))
+		return p_err("uname: %s", strerror(errno)), -errno;
+	o.release = u.release;
+	if (!xk_kernel_find(&o, k))
+		return 0;
+	if (!xk_kernel_list(NULL, &l)) {
+		for (int i = 0; i < l.nr && n < sizeof(names); i++)
+			if (l.kernels[i].complete)
+				n += snprintf(names + n, sizeof(names) - n, "%s%s",
+					      n ? ", " : "", l.kernels[i].release);
+		xk_kernel_list_free(&l);
+	}
+	p_err("scope tables are made for the running kernel %s, which is not in "
+	      "the cache %s (cached: %s): 'xk kernel fetch --release %s' fetches it",
+	      u.release, xk_cache_dir(NULL), names[0] ? names : "none", u.release);
+	return -ENOENT;
+}
+
+void running_table_path(const char *name, char *path, size_t size)
+{
 	struct utsname u;
 
-	if (!uname(&u)) {
-		XK_OPTS(xk_kernel_opts, o, .release = u.release, .offline = true);
-
-		if (!xk_kernel_find(&o, k))
-			return 0;
-	}
-	return kernel_for_command(NULL, k);
+	uname(&u);
+	snprintf(path, size, "%s/kernels/%s/scopes/%s.scope", xk_cache_dir(NULL),
+		 u.release, name);
 }
 
 /*
@@ -95,15 +117,12 @@ int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 	       char *path, size_t size)
 {
 	struct xk_kernel k;
-	struct utsname u;
 	int err;
 
 	if (strchr(arg, '/') || strstr(arg, ".scope")) {
 		snprintf(path, size, "%s", arg);
 	} else {
-		uname(&u);
-		snprintf(path, size, "%s/kernels/%s/scopes/%s.scope",
-			 xk_cache_dir(NULL), u.release, arg);
+		running_table_path(arg, path, size);
 		if (access(path, R_OK)) {
 			if (kernel_for_tables(&k))
 				return -ENOENT;
