@@ -717,10 +717,26 @@ static int choose_locations(struct func_ctx *c, struct span_work *w,
 				 s->reg[r]))
 			return -ENOTSUP;
 	}
-	if (fl && sx_uses_params(fl) && next < c->base.nr &&
-	    df_reads_flags(&c->base.insn[next]) &&
-	    add_location(w, sp, XK_LOC_FLAGS, 64, fl))
-		return -ENOTSUP;
+	/*
+	 * Flags computed from the constant that some path tests before they
+	 * are set again (not only the next instruction: a jcc after a mov
+	 * tests them as well): rewritten where the model knows them (after a
+	 * compare, a subtraction, a logic operation), refused by name where
+	 * it does not (an add, a shift, a multiply, inc, dec): a later
+	 * branch would otherwise test the compiled-in value's flags.
+	 */
+	if (sx_flags_derived(s) && df_flags_live(&c->base, next)) {
+		if (!fl || !sx_uses_params(fl)) {
+			span_refuse(sp, "the flags the span's last flag-setting "
+				    "instruction leaves depend on the constant and "
+				    "are tested after it, and the model does not "
+				    "know them (an add, a shift, a multiply, inc "
+				    "or dec)");
+			return -ENOTSUP;
+		}
+		if (add_location(w, sp, XK_LOC_FLAGS, 64, fl))
+			return -ENOTSUP;
+	}
 	if (!sp->nr_locs) {
 		span_refuse(sp, "the span leaves no live register, flag or store "
 			     "derived from the constant");

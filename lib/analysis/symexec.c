@@ -316,6 +316,13 @@ static void set_flags(struct sx_state *s, int kind, struct sx *a,
 	s->fl_from_start = false;
 }
 
+/* Flags the model does not follow (adc, sbb, multiplies, divisions, inc,
+ * dec): unknown, with the result they came from (sx_flags_derived). */
+static void unknown_flags(struct sx_state *s, struct sx *res)
+{
+	set_flags(s, FL_UNKNOWN, NULL, NULL, res, 0);
+}
+
 static struct sx *not01(struct sx_state *s, struct sx *c)
 {
 	return node(s, SX_EQ, 8, c, cnst(s, 8, 0));
@@ -431,6 +438,22 @@ struct sx *sx_flags(struct sx_state *s)
 	}
 }
 
+/*
+ * Whether the flags the state leaves were computed from the parameters
+ * (the constant), known to the model or not. An instruction that sets the
+ * flags without an operation the model follows (inc, dec, a rotate...)
+ * leaves FL_UNKNOWN without operands: derived, conservatively.
+ */
+bool sx_flags_derived(const struct sx_state *s)
+{
+	if (s->fl_kind == FL_NONE || s->fl_from_start)
+		return false;
+	if (!s->fl_a && !s->fl_b && !s->fl_res)
+		return s->fl_kind == FL_UNKNOWN;
+	return sx_uses_params(s->fl_a) || sx_uses_params(s->fl_b) ||
+	       sx_uses_params(s->fl_res);
+}
+
 /* ---- instructions ---- */
 
 static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed);
@@ -475,8 +498,9 @@ static void binop_flags(struct sx_state *s, enum sx_kind k, struct sx *a,
 	else if (k == SX_AND || k == SX_OR || k == SX_XOR)
 		set_flags(s, FL_LOGIC, r, r, r, w);
 	else {
-		s->fl_kind = FL_UNKNOWN;
-		s->fl_from_start = false;
+		/* a shift's, a multiply's: unknown, but what they came from
+		 * is kept (sx_flags_derived) */
+		set_flags(s, FL_UNKNOWN, a, b, r, w);
 	}
 }
 
@@ -668,8 +692,7 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 				 node(s, in->id == X86_INS_SBB ? SX_SUB : SX_ADD,
 				      w, a, b), cf);
 		}
-		s->fl_kind = FL_UNKNOWN;
-		s->fl_from_start = false;
+		unknown_flags(s, r);
 		return write_reg(s, o0->reg, r);
 	}
 	case X86_INS_IMUL:
@@ -684,9 +707,9 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		}
 		if (!a || !b || o0->type != X86_OP_REG)
 			return unsupported(s, in, "operand");
-		s->fl_kind = FL_UNKNOWN;
-		s->fl_from_start = false;
-		return write_reg(s, o0->reg, node(s, SX_MUL, w, a, b));
+		r = node(s, SX_MUL, w, a, b);
+		unknown_flags(s, r);
+		return write_reg(s, o0->reg, r);
 	case X86_INS_MUL: {
 		/* rdx:rax = rax * src, unsigned; CF and OF only (high half != 0) */
 		struct sx *lo, *hi;
@@ -707,8 +730,7 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 			lo = node(s, SX_AND, 64, p, cnst(s, 64, 0xffffffffLL));
 			hi = node(s, SX_SHR, 64, p, cnst(s, 64, 32));
 		}
-		s->fl_kind = FL_UNKNOWN;
-		s->fl_from_start = false;
+		unknown_flags(s, hi);
 		return write_reg(s, X86_REG_RAX, lo) ?: write_reg(s, X86_REG_RDX, hi);
 	}
 	case X86_INS_DIV: {
@@ -728,8 +750,7 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 			return unsupported(s, in, "a division of a dividend wider than 64 bits");
 		q = node(s, SX_DIVU, w, a, b);
 		rem = node(s, SX_REMU, w, a, b);
-		s->fl_kind = FL_UNKNOWN;
-		s->fl_from_start = false;
+		unknown_flags(s, q);
 		return write_reg(s, w == 64 ? X86_REG_RAX : X86_REG_EAX, q) ?:
 		       write_reg(s, w == 64 ? X86_REG_RDX : X86_REG_EDX, rem);
 	}
@@ -768,11 +789,10 @@ static int step(struct sx_state *s, const struct xk_insn *in, bool is_seed)
 		a = read_op(s, in, o0, false);
 		if (!a || o0->type != X86_OP_REG)
 			return unsupported(s, in, "operand");
-		s->fl_kind = FL_UNKNOWN;
-		s->fl_from_start = false;
-		return write_reg(s, o0->reg,
-				 node(s, in->id == X86_INS_INC ? SX_ADD : SX_SUB,
-				      w, a, cnst(s, w, 1)));
+		r = node(s, in->id == X86_INS_INC ? SX_ADD : SX_SUB, w, a,
+			 cnst(s, w, 1));
+		unknown_flags(s, r);
+		return write_reg(s, o0->reg, r);
 	default:
 		break;
 	}

@@ -109,6 +109,7 @@ void sx_free(struct sx_state *s);
  */
 int sx_step(struct sx_state *s, const struct xk_insn *in, bool is_seed);
 struct sx *sx_flags(struct sx_state *s);
+bool sx_flags_derived(const struct sx_state *s);
 bool sx_uses_params(const struct sx *e);
 /* Whether an expression reads register reg as it was at the span's start. */
 bool sx_reads_reg(const struct sx *e, int reg);
