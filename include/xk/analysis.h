@@ -30,6 +30,10 @@ struct xk_constant {
 	 * moves lines), and text must be in that line */
 	char code[160];
 	char tmpl[128];		/* macro: its body with %lld for the value */
+	/* a macro whose template xk_build() derived from a body that is an
+	 * expression, (2*HZ): what the value counts, as "2 in units of HZ
+	 * (250 jiffies each here): ..." (empty otherwise) */
+	char unit[256];
 	long long def, min, max;
 	bool has_def, has_bounds;
 	char objects[512];	/* space-separated objects; "" to find them */

@@ -24,7 +24,9 @@ int tree_of(const struct xk_kernel *k, const struct xk_constant *c,
 	    struct tree *t);
 /* Whether line is "#define name ..."; *body is what follows the name. */
 bool is_define_of(const char *line, const char *name, const char **body);
-/* Fills a macro's file, line, template and default from its definition. */
+/* Fills a macro's file, line, template and default from its definition;
+ * a body that is not a number leaves the template empty, for
+ * evaluate_macro once an object that uses it is known. */
 /* A literal's or variable's line: the nearest of file's lines that holds
  * the catalog's code= (the line= hint otherwise, checked), text in it. */
 int locate_line(const struct tree *t, struct xk_constant *c);
@@ -42,6 +44,47 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
  */
 int named_in_other_headers(const struct xk_kernel *k, const struct xk_constant *c,
 			   char *hit, size_t size);
+
+/*
+ * The compile command of obj and its unit (includes expanded, #define lines
+ * kept: -E -fdirectives-only), cached in cache_dir; the baseline object
+ * (its path in base) is built first when the tree lacks it. *cmd is
+ * malloc'd; src is the source it compiles.
+ */
+int object_unit(const struct tree *t, const char *obj, const char *ccvar,
+		const char *cache_dir, const char *log, bool progress,
+		char *base, char **cmd, char *src, size_t src_size,
+		char *unit_path);
+/* "CC=<the compiler the kernel was built with>", for make. */
+int kernel_cc_var(const struct xk_kernel *k, char *out, size_t size);
+/* The recorded command made one that compiles such a unit (malloc'd). */
+int unit_command(const char *cmd, char **out);
+
+/*
+ * A macro's body split at its top level (evaluate.c): a product with one
+ * integer literal, "(2*HZ)", is that literal in units of the other factors;
+ * a sum with one, "(MAX_HEADER + 64)", the literal added to the other
+ * terms; anything else is one value as a whole ("HPAGE_PMD_NR", "(HZ / 50)").
+ */
+enum body_form { BODY_WHOLE, BODY_SCALED, BODY_OFFSET };
+
+struct body_shape {
+	enum body_form form;
+	long long literal;	/* SCALED, OFFSET: the literal's value */
+	char tmpl[128];		/* SCALED, OFFSET: the body, %lld for the literal */
+	char rest[128];		/* SCALED: the other factors; OFFSET: terms */
+};
+
+int body_shape(const char *body, struct body_shape *s);
+/*
+ * The template, default and unit of a macro whose body is not a number,
+ * from its definition in obj's unit, evaluated by the kernel's compiler
+ * with obj's flags; a body it cannot evaluate is refused naming the part
+ * of it that stopped the compiler.
+ */
+int evaluate_macro(const struct tree *t, struct xk_constant *c,
+		   const char *obj, const char *ccvar, const char *cache_dir,
+		   const char *log, bool progress);
 
 /* Shared with klp.c (the livepatch built for bench/compare.sh): */
 /* The compile command Kbuild recorded for obj, without -c -o and the

@@ -1153,6 +1153,20 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 		err = xk_err(-ENOTSUP, "%s: a constant of a module; the livepatch "
 				       "is built for vmlinux only", c->name);
 	err = err ?: strcmp(c->kind, "macro") ? 0 : locate_macro(k, &tree, c);
+	/* a body that is an expression, (2*HZ): its template as xk_build
+	 * derives it, from the unit of the first span's object */
+	if (!err && !strcmp(c->kind, "macro") && !c->tmpl[0]) {
+		char ccvar[96], cache_dir[XK_PATH_MAX], build_log[XK_PATH_MAX];
+
+		err = !t->nr_spans ?
+		      xk_err(-ENOENT, "%s: the table has no span", c->name) :
+		      kernel_cc_var(k, ccvar, sizeof(ccvar)) ?:
+		      xk_snprintf(cache_dir, sizeof(cache_dir), "%s/xk-build", k->dir) ?:
+		      xk_mkdir_p(cache_dir) ?:
+		      xk_snprintf(build_log, sizeof(build_log), "%s/build.log", cache_dir) ?:
+		      evaluate_macro(&tree, c, t->spans[0].object, ccvar, cache_dir,
+				     build_log, false);
+	}
 	err = err ?: xk_mkdir_p(dir) ?:
 	      xk_snprintf(log, sizeof(log), "%s/build.log", dir) ?:
 	      xk_snprintf(res->name, sizeof(res->name), "xk_klp_%s_%s%lld", c->name,

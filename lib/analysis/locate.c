@@ -448,13 +448,11 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 			if (!c->tmpl[0]) {
 				long long def;
 
-				err = template_of(body, c->tmpl, sizeof(c->tmpl), &def);
-				if (err) {
-					err = xk_err(-EINVAL, "%s:%d: the definition of "
-							      "%s is not a number (%s); "
-							      "give template= and "
-							      "default= in the catalog",
-						     c->file, n + 1, c->name, xk_trim((char *)body));
+				/* an expression of other macros, (2*HZ), is
+				 * evaluated in an object's unit once the objects
+				 * are known (evaluate_macro): tmpl stays empty */
+				if (template_of(body, c->tmpl, sizeof(c->tmpl), &def)) {
+					c->tmpl[0] = '\0';
 					break;
 				}
 				if (!c->has_def) {
@@ -470,7 +468,7 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 	free(text);
 	if (!err && !c->line)
 		err = xk_err(-ENOENT, "%s has no #define %s", c->file, c->name);
-	if (!err && !c->has_def)
+	if (!err && !c->has_def && c->tmpl[0])
 		err = xk_err(-EINVAL, "%s: no default value", c->name);
 	return err;
 }

@@ -21,7 +21,7 @@
 #include "identity.h"
 
 
-static int kernel_cc_var(const struct xk_kernel *k, char *out, size_t size)
+int kernel_cc_var(const struct xk_kernel *k, char *out, size_t size)
 {
 	char *cfg, *p;
 	int err = xk_read_file(k->config, &cfg, NULL);
@@ -200,6 +200,80 @@ static int wait_job(struct job *jobs, int *running, const char *log)
 	return 0;
 }
 
+int object_unit(const struct tree *t, const char *obj, const char *ccvar,
+		const char *cache_dir, const char *log, bool progress,
+		char *base, char **cmd, char *src, size_t src_size,
+		char *unit_path)
+{
+	int err;
+
+	*cmd = NULL;
+	err = xk_snprintf(base, XK_PATH_MAX, "%s/%s", t->src, obj);
+	if (err)
+		return err;
+	if (!xk_exists(base) || recorded_command(t, obj, cmd, src, src_size)) {
+		char mvar[XK_PATH_MAX + 4];
+		const char *argv[] = { "make", "-s", "-C", t->cwd, ccvar,
+				       t->module ? mvar : obj, NULL };
+		struct xk_cmd mk = { .argv = argv, .log_path = log };
+
+		xk_snprintf(mvar, sizeof(mvar), "M=%s", t->src);
+		if (progress)
+			pr_info("building the baseline %s\n", obj);
+		err = xk_run_step("make (baseline object)", &mk);
+		free(*cmd);
+		*cmd = NULL;
+		err = err ?: recorded_command(t, obj, cmd, src, src_size);
+		if (err)
+			return err;
+	}
+	/* the unit with includes expanded, definitions kept; keyed by the
+	 * command and the baseline object, so a rebuilt source makes a new one */
+	{
+		struct stat st;
+		uint64_t h = fnv1a(0xcbf29ce484222325ULL, *cmd, strlen(*cmd));
+
+		if (stat(base, &st))
+			err = xk_err(-errno, "no baseline object %s", base);
+		h = fnv1a(h, &st.st_mtim, sizeof(st.st_mtim));
+		h = fnv1a(h, &st.st_size, sizeof(st.st_size));
+		err = err ?: xk_snprintf(unit_path, XK_PATH_MAX, "%s/%016llx.i",
+					 cache_dir, (unsigned long long)h);
+	}
+	if (!err && !xk_exists(unit_path)) {
+		char script[XK_PATH_MAX * 2 + 4096];
+
+		err = xk_snprintf(script, sizeof(script),
+				  "%s -E -fdirectives-only -o %s.tmp %s && mv %s.tmp %s",
+				  *cmd, unit_path, src, unit_path, unit_path);
+		err = err ?: shell(t, script, log);
+	}
+	if (err) {
+		free(*cmd);
+		*cmd = NULL;
+	}
+	return err;
+}
+
+int unit_command(const char *cmd, char **out)
+{
+	/* compile flags for a preprocessed unit: no -include; and no debug
+	 * information (-g0, last, wins over the recorded -g): nothing reads
+	 * a variant's DWARF, gcc emits the same code with or without it (what
+	 * -fcompare-debug checks), and it is a quarter of the compile time */
+	if (asprintf(out, "%s -g0", cmd) < 0) {
+		*out = NULL;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	}
+	for (char *p; (p = strstr(*out, "-include "));) {
+		size_t n = strlen("-include ");
+
+		n += strcspn(p + n, " ");
+		memset(p, ' ', n);
+	}
+	return 0;
+}
+
 static int build_object(const struct tree *t, struct xk_constant *c,
 			const char *ccvar, int idx, int nr_variants,
 			struct xk_build_result *res,
@@ -212,63 +286,12 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 	size_t unit_len;
 	int err;
 
-	err = xk_snprintf(res->base[idx], XK_PATH_MAX, "%s/%s", t->src, obj);
-	if (err)
-		return err;
-	if (!xk_exists(res->base[idx]) ||
-	    recorded_command(t, obj, &cmd, src, sizeof(src))) {
-		char mvar[XK_PATH_MAX + 4];
-		const char *argv[] = { "make", "-s", "-C", t->cwd, ccvar,
-				       t->module ? mvar : obj, NULL };
-		struct xk_cmd mk = { .argv = argv, .log_path = log };
-
-		xk_snprintf(mvar, sizeof(mvar), "M=%s", t->src);
-		if (progress)
-			pr_info("building the baseline %s\n", obj);
-		err = xk_run_step("make (baseline object)", &mk);
-		free(cmd);
-		cmd = NULL;
-		err = err ?: recorded_command(t, obj, &cmd, src, sizeof(src));
-		if (err)
-			return err;
-	}
-	/* the unit with includes expanded, definitions kept; keyed by the
-	 * command and the baseline object, so a rebuilt source makes a new one */
-	{
-		struct stat st;
-		uint64_t h = fnv1a(0xcbf29ce484222325ULL, cmd, strlen(cmd));
-
-		if (stat(res->base[idx], &st))
-			return xk_err(-errno, "no baseline object %s", res->base[idx]);
-		h = fnv1a(h, &st.st_mtim, sizeof(st.st_mtim));
-		h = fnv1a(h, &st.st_size, sizeof(st.st_size));
-		err = xk_snprintf(unit_path, sizeof(unit_path), "%s/%016llx.i",
-				  cache_dir, (unsigned long long)h);
-	}
-	if (!err && !xk_exists(unit_path)) {
-		err = xk_snprintf(script, sizeof(script),
-				  "%s -E -fdirectives-only -o %s.tmp %s && mv %s.tmp %s",
-				  cmd, unit_path, src, unit_path, unit_path);
-		err = err ?: shell(t, script, log);
-	}
-	err = err ?: xk_read_file(unit_path, &unit, &unit_len);
+	err = object_unit(t, obj, ccvar, cache_dir, log, progress,
+			  res->base[idx], &cmd, src, sizeof(src), unit_path) ?:
+	      xk_read_file(unit_path, &unit, &unit_len) ?:
+	      unit_command(cmd, &nodeps);
 	if (err)
 		goto out;
-	/* compile flags for a preprocessed unit: no -include; and no debug
-	 * information (-g0, last, wins over the recorded -g): nothing reads
-	 * a variant's DWARF, gcc emits the same code with or without it (what
-	 * -fcompare-debug checks), and it is a quarter of the compile time */
-	if (asprintf(&nodeps, "%s -g0", cmd) < 0) {
-		nodeps = NULL;
-		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
-		goto out;
-	}
-	for (char *p; (p = strstr(nodeps, "-include "));) {
-		size_t n = strlen("-include ");
-
-		n += strcspn(p + n, " ");
-		memset(p, ' ', n);
-	}
 	for (int v = 0; v < nr_variants && !err; v++) {
 		char *patched = NULL;
 		uint64_t h;
@@ -366,13 +389,25 @@ static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 				      "variable)", c->name, c->kind);
 	if (err)
 		return err;
-	if (!strcmp(c->kind, "macro")) {
+	err = find_objects(k, &tree, c, res) ?:
+	      kernel_cc_var(k, ccvar, sizeof(ccvar)) ?:
+	      xk_snprintf(cache_dir, sizeof(cache_dir), "%s/xk-build", k->dir) ?:
+	      xk_mkdir_p(cache_dir) ?:
+	      xk_snprintf(log, sizeof(log), "%s/build.log", cache_dir);
+	/* a body that is an expression: evaluated with the flags of the
+	 * first object that uses it */
+	if (!err && !strcmp(c->kind, "macro") && !c->tmpl[0])
+		err = evaluate_macro(&tree, c, res->object[0], ccvar, cache_dir,
+				     log, progress);
+	if (!err && !strcmp(c->kind, "macro")) {
 		const char *pct = strchr(c->tmpl, '%');
 
 		if (!pct || strncmp(pct, "%lld", 4) || strchr(pct + 4, '%'))
-			return xk_err(-EINVAL, "%s: template '%s' must hold exactly "
-					       "one %%lld", c->name, c->tmpl);
+			err = xk_err(-EINVAL, "%s: template '%s' must hold exactly "
+					      "one %%lld", c->name, c->tmpl);
 	}
+	if (err)
+		return err;
 	if (!c->has_bounds) {
 		c->min = c->def > 0 ? 1 : c->def;
 		c->max = c->def > 0 ? c->def * 16 : 16;
@@ -388,11 +423,6 @@ static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 	if (OPTS_GET(opts, one_value, false))
 		res->value[0] = res->value[1] = res->value[2] =
 			OPTS_GET(opts, value, 0);
-	err = find_objects(k, &tree, c, res) ?:
-	      kernel_cc_var(k, ccvar, sizeof(ccvar)) ?:
-	      xk_snprintf(cache_dir, sizeof(cache_dir), "%s/xk-build", k->dir) ?:
-	      xk_mkdir_p(cache_dir) ?:
-	      xk_snprintf(log, sizeof(log), "%s/build.log", cache_dir);
 	for (int i = 0; i < res->nr_objects && !err; i++)
 		err = build_object(&tree, c, ccvar, i,
 				   OPTS_GET(opts, one_value, false) ? 1 :

@@ -123,6 +123,8 @@ static void json_build(const struct xk_constant *c, const struct xk_build_result
 	json_str(jw, "source", c->file);
 	json_int(jw, "line", c->line);
 	json_int(jw, "default", c->def);
+	if (c->unit[0])
+		json_str(jw, "value", c->unit);
 	json_begin_array(jw, "values");
 	for (int v = 0; v < XK_BUILD_VARIANTS; v++)
 		json_int(jw, NULL, b->value[v]);
@@ -161,6 +163,8 @@ static int print_build(const struct xk_constant *c,
 	       c->name, c->file, c->line, c->def, b->nr_objects,
 	       b->nr_objects == 1 ? "" : "s", b->value[0], b->value[1], b->value[2],
 	       b->compiled, b->cached, b->identical, b->seconds);
+	if (c->unit[0])
+		printf("value: %s\n", c->unit);
 	for (int i = 0; i < b->nr_objects; i++)
 		printf("  %s\n", b->object[i]);
 	return 0;
@@ -393,6 +397,9 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		       c->name, c->def, c->file, c->line, t.nr_spans,
 		       t.nr_spans == 1 ? "" : "s", xk_scope_nr_supported(&t),
 		       b->seconds, gen_s);
+		/* a body that is an expression: what the value counts */
+		if (c->unit[0])
+			printf("value: %s\n", c->unit);
 		for (int i = 0; i < t.nr_spans; i++)
 			print_span(b, i, &t.spans[i], a->explain);
 		for (int i = 0; i < t.nr_notes; i++)
