@@ -1573,6 +1573,207 @@ static int missing_macro_is_refused(void)
 }
 
 /*
+ * A macro's body split at its top level (body_shape): a product with one
+ * integer literal is that literal in units of the rest, its suffix kept;
+ * a sum with one, the literal added to the rest; two literals, a division,
+ * a sign, a name alone or a '%' make the body one value as a whole.
+ */
+static int macro_body_shapes(void)
+{
+	static const struct {
+		const char *body;
+		enum body_form form;
+		long long literal;
+		const char *tmpl, *rest;
+	} cases[] = {
+		{ "(2*HZ)", BODY_SCALED, 2, "(%lld*HZ)", "HZ" },
+		{ "(100 * NSEC_PER_MSEC)", BODY_SCALED, 100, "(%lld * NSEC_PER_MSEC)",
+		  "NSEC_PER_MSEC" },
+		{ "(HZ * 5UL)", BODY_SCALED, 5, "(HZ * %lldUL)", "HZ" },
+		{ "0x10 * PAGE_SIZE", BODY_SCALED, 16, "%lld * PAGE_SIZE", "PAGE_SIZE" },
+		{ "(2 * (HZ / 4) * sizeof(long))", BODY_SCALED, 2,
+		  "(%lld * (HZ / 4) * sizeof(long))", "(HZ / 4) * sizeof(long)" },
+		{ "(MAX_HEADER + 64)", BODY_OFFSET, 64, "(MAX_HEADER + %lld)", "MAX_HEADER" },
+		{ "(HZ / 50)", BODY_WHOLE }, { "HPAGE_PMD_NR", BODY_WHOLE },
+		{ "(2 * 60 * HZ)", BODY_WHOLE }, { "(-2 * HZ)", BODY_WHOLE },
+		{ "(2 * HZ + 1)", BODY_WHOLE }, { "(2 * (A % B))", BODY_WHOLE },
+		{ "((unsigned)(1*HZ))", BODY_WHOLE }, { "msecs_to_jiffies(2)", BODY_WHOLE },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct body_shape s;
+
+		CHECK(body_shape(cases[i].body, &s) == 0);
+		if (s.form != cases[i].form)
+			printf("#   %s: form %d\n", cases[i].body, s.form);
+		CHECK(s.form == cases[i].form);
+		if (s.form == BODY_WHOLE)
+			continue;
+		CHECK(s.literal == cases[i].literal);
+		CHECK(!strcmp(s.tmpl, cases[i].tmpl));
+		CHECK(!strcmp(s.rest, cases[i].rest));
+	}
+	return 0;
+}
+
+/* CONFIG_HZ of the stock kernel, what jiffies are counted in. */
+static long config_hz(void)
+{
+	char *config = NULL, *p;
+	long hz = 0;
+
+	if (xk_read_file(kernel.config, &config, NULL))
+		return 0;
+	p = strstr(config, "\nCONFIG_HZ=");
+	if (p)
+		hz = strtol(p + strlen("\nCONFIG_HZ="), NULL, 10);
+	free(config);
+	return hz;
+}
+
+/*
+ * Macros the catalog does not name whose bodies are expressions of other
+ * macros, by name alone: each evaluated in the kernel's configuration
+ * (CONFIG_HZ, USEC_PER_MSEC, THP's HPAGE_PMD_NR), the value the literal
+ * an engineer edits, in the unit of the other factor, and said so.
+ */
+static int expression_macros_are_evaluated(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	char hz_unit[64];
+	long hz = config_hz();
+	const struct {
+		const char *name, *tmpl;
+		long long def;
+		const char *unit;
+	} cases[] = {
+		{ "OOM_REAPER_DELAY", "(%lld*HZ)", 2, hz_unit },
+		{ "NFS4_POLL_RETRY_MAX", "(%lld*HZ)", 15, hz_unit },
+		{ "MAX_SLACK", "(%lld * NSEC_PER_MSEC)", 100,
+		  "in units of NSEC_PER_MSEC (1000000 ns each here)" },
+		{ "TCP_TIMEOUT_MIN_US", "(%lld*USEC_PER_MSEC)", 2,
+		  "in units of USEC_PER_MSEC (1000 us each here)" },
+		{ "NR_MAX_BATCHED_MIGRATION", "(%lld)", 512,
+		  "the whole of HPAGE_PMD_NR in this configuration" },
+	};
+
+	CHECK(b && hz > 0);
+	snprintf(hz_unit, sizeof(hz_unit), "in units of HZ (%ld jiffies each here)", hz);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct xk_constant c;
+
+		CHECK(xk_catalog_find(STOCK, cases[i].name, &c) == -ENOENT);
+		CHECK(xk_constant_resolve(STOCK, cases[i].name, &c) == 0);
+		if (xk_build(&kernel, &c, NULL, b)) {
+			printf("#   %s: %s\n", cases[i].name, xk_last_error());
+			free(b);
+			return 1;
+		}
+		if (strcmp(c.tmpl, cases[i].tmpl) || c.def != cases[i].def ||
+		    !strstr(c.unit, cases[i].unit))
+			printf("#   %s: template %s, default %lld, value %s\n",
+			       cases[i].name, c.tmpl, c.def, c.unit);
+		CHECK(!strcmp(c.tmpl, cases[i].tmpl));
+		CHECK(c.def == cases[i].def);
+		CHECK(strstr(c.unit, cases[i].unit));
+		/* the variants are built around the value in its own unit */
+		CHECK(b->value[0] > c.def && b->value[2] <= c.def * 16);
+	}
+	free(b);
+	return 0;
+}
+
+/*
+ * The value of (2*HZ) counts seconds: the span of OOM_REAPER_DELAY's one
+ * use (a deadline, jiffies + delay) fits P0 = HZ*N, so xk set
+ * OOM_REAPER_DELAY=3 writes 3 seconds of jiffies.
+ */
+static int jiffies_macro_fits_in_seconds(void)
+{
+	struct xk_scope t;
+	long hz = config_hz();
+	bool found = false;
+
+	CHECK(hz > 0);
+	CHECK(gen(STOCK, "OOM_REAPER_DELAY", &t) == 0);
+	CHECK(t.def == 2);
+	for (int i = 0; i < t.nr_spans; i++) {
+		const struct xk_scope_span *s = &t.spans[i];
+
+		if (s->cls == XK_SPAN_UNSUPPORTED || s->nr_points)
+			continue;
+		CHECK(s->fit[0][0] == hz && s->fit[0][1] == 0);
+		found = true;
+	}
+	xk_scope_free(&t);
+	CHECK(found);
+	return 0;
+}
+
+/*
+ * Bodies past the defines alone: continued on the next line and
+ * depending on HZ (SRCU_DEFAULT_MAX_NODELAY_PHASE_ADJUSTED, unsigned
+ * long), and needing a struct's declaration (MAX_INSNS_PER_PATH: sizeof
+ * struct sock_filter). Each is one value whose C type the template keeps.
+ */
+static int expression_macro_types_and_declarations(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c;
+	long hz = config_hz();
+
+	CHECK(b && hz > 0);
+	CHECK(xk_constant_resolve(STOCK, "SRCU_DEFAULT_MAX_NODELAY_PHASE_ADJUSTED", &c) == 0);
+	CHECK(xk_build(&kernel, &c, NULL, b) == 0);
+	CHECK(!strcmp(c.tmpl, "((unsigned long)%lld)"));
+	CHECK(c.def == 2 * 1000000 / hz / 5);	/* SRCU_DEFAULT_RETRY_CHECK_DELAY */
+	CHECK(strstr(c.unit, "the whole of (2UL * USEC_PER_SEC / HZ /"));
+	CHECK(xk_constant_resolve(STOCK, "MAX_INSNS_PER_PATH", &c) == 0);
+	CHECK(xk_build(&kernel, &c, NULL, b) == 0);
+	CHECK(!strcmp(c.tmpl, "((unsigned long)%lld)"));
+	CHECK(c.def == (1 << 18) / 8);
+	free(b);
+	return 0;
+}
+
+/*
+ * A body the compiler cannot evaluate names the part of it that stops
+ * it (a variable in (4 * sysctl_numa_balancing_scan_delay), an inline
+ * function's call), and a definition this configuration's #if leaves
+ * out says so, instead of "not a number".
+ */
+static int unevaluable_body_names_its_part(void)
+{
+	static const char *const cases[][2] = {
+		{ "VMA_PID_RESET_PERIOD", "kernel/sched/fair.c:3304: VMA_PID_RESET_PERIOD = "
+		  "(4 * sysctl_numa_balancing_scan_delay) cannot be evaluated: "
+		  "sysctl_numa_balancing_scan_delay is not a compile-time constant" },
+		{ "MAX_SOFTIRQ_TIME", "msecs_to_jiffies(2) is not a compile-time constant" },
+	};
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c;
+
+	CHECK(b);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		/* by name alone: not the catalog's template of MAX_SOFTIRQ_TIME */
+		memset(&c, 0, sizeof(c));
+		CHECK(!xk_strlcpy(c.name, cases[i][0], sizeof(c.name)) &&
+		      !xk_strlcpy(c.kind, "macro", sizeof(c.kind)));
+		CHECK(xk_build(&kernel, &c, NULL, b) == -EINVAL);
+		if (!strstr(xk_last_error(), cases[i][1]))
+			printf("#   %s\n", xk_last_error());
+		CHECK(strstr(xk_last_error(), cases[i][1]));
+	}
+	memset(&c, 0, sizeof(c));
+	CHECK(!xk_strlcpy(c.name, "PROFILES_PER_PAGE", sizeof(c.name)) &&	/* CONFIG_FUNCTION_PROFILER */
+	      !xk_strlcpy(c.kind, "macro", sizeof(c.kind)));
+	CHECK(xk_build(&kernel, &c, NULL, b) == -ENOENT);
+	CHECK(strstr(xk_last_error(), "under an #if this configuration leaves out"));
+	free(b);
+	return 0;
+}
+
+/*
  * A literal's or variable's line follows its code= when a kernel update
  * moved it (the line= a hint): G_VAR found from a hint 36 lines off;
  * without code= the hint is the line, and the text must be on it; code=
@@ -1647,6 +1848,10 @@ int main(int argc, char **argv)
 		T(module_identity_uses_the_shipped_ko), T(braced_config_names_the_module), T(unknown_constant_is_named),
 		T(uncatalogued_macro_is_located), T(missing_macro_is_refused),
 		T(three_uncatalogued_macros_are_analysed),
+		T(macro_body_shapes), T(expression_macros_are_evaluated),
+		T(jiffies_macro_fits_in_seconds),
+		T(expression_macro_types_and_declarations),
+		T(unevaluable_body_names_its_part),
 	};
 
 	if (find_kernel())
