@@ -21,17 +21,19 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initiali
 # ---- libxk: one archive per part; arrows point down only ----
 #
 #   tools/xk  ->  analysis, runtime, provision  ->  scope  ->  core  ->  abi
+#   tools/klp-build  ->  klp  ->  analysis (its internals too: the object model)
 #
 # A part compiles against a view of include/ that holds only the public
 # headers it may use (build/include/PART/xk/), its own folder and core's
 # internals: an #include of anything else fails to compile. Analysis and
 # runtime never see each other; only analysis sees capstone and libelf.
-LIB_PARTS := core scope provision analysis runtime
+LIB_PARTS := core scope provision analysis runtime klp
 VIEW_core      := core.h
 VIEW_scope     := core.h scope.h abi
 VIEW_provision := core.h provision.h
 VIEW_analysis  := core.h provision.h scope.h analysis.h abi
 VIEW_runtime   := core.h scope.h runtime.h abi
+VIEW_klp       := core.h provision.h scope.h analysis.h klp.h abi
 
 define lib_part
 $(1)_SRCS := $$(wildcard lib/$(1)/*.c)
@@ -40,15 +42,18 @@ $(BUILD)/include/$(1)/.stamp: Makefile
 	@rm -rf $(BUILD)/include/$(1) && mkdir -p $(BUILD)/include/$(1)/xk
 	@for h in $(VIEW_$(1)); do ln -s $(CURDIR)/include/xk/$$$$h $(BUILD)/include/$(1)/xk/$$$$h; done
 	@touch $$@
-$$($(1)_OBJS): CPPFLAGS := -I$(BUILD)/include/$(1) -Ilib/$(1) -Ilib/core
+$$($(1)_OBJS): CPPFLAGS := -I$(BUILD)/include/$(1) -Ilib/$(1) $$($(1)_INTERNALS) -Ilib/core
 $$($(1)_OBJS): | $(BUILD)/include/$(1)/.stamp
 $(BUILD)/libxk-$(1).a: $$($(1)_OBJS)
 	$$(AR) rcs $$@ $$^
 endef
 provision_EXTRA := $(BUILD)/vm/guest-init.o	# the guest's init, linked in
+klp_INTERNALS := -Ilib/analysis
 $(foreach p,$(LIB_PARTS),$(eval $(call lib_part,$(p))))
 
 LIB_ARCHIVES := $(patsubst %,$(BUILD)/libxk-%.a,runtime analysis provision scope core)
+# the livepatch the benchmarks compare with: apart from the product
+KLP_ARCHIVES := $(BUILD)/libxk-klp.a $(LIB_ARCHIVES)
 # an application that only loads tables: no capstone, no libelf
 RUNTIME_ARCHIVES := $(patsubst %,$(BUILD)/libxk-%.a,runtime scope core)
 LDLIBS  := -lbpf -lelf -lcapstone
@@ -116,10 +121,10 @@ $(XK): $(XK_OBJS) $(LIB_ARCHIVES)
 	$(CC) $(CFLAGS) -o $@ $(XK_OBJS) $(LIB_ARCHIVES) $(LDLIBS)
 
 # unit tests see the internals of the parts they test
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_ARCHIVES) tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(KLP_ARCHIVES) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(patsubst %,-Ilib/%,$(LIB_PARTS)) $(CFLAGS) -o $@ $< \
-		$(LIB_ARCHIVES) $(LDLIBS)
+		$(KLP_ARCHIVES) $(LDLIBS)
 
 kmod: $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \
@@ -158,9 +163,9 @@ $(BUILD)/bench/lebench: bench/lebench.c
 	$(CC) -O2 -Wall -Wextra -Werror -static -pthread -o $@ $< -lm
 all: $(BUILD)/bench/lebench
 
-# bench/compare.sh's livepatch, built the kpatch way (lib/analysis/klp.c)
-$(BUILD)/klp-build: tools/klp-build/klp-build.c $(LIB_ARCHIVES)
-	$(CC) -Iinclude $(CFLAGS) -o $@ $< $(LIB_ARCHIVES) $(LDLIBS)
+# bench/compare.sh's livepatch, built the kpatch way (lib/klp/)
+$(BUILD)/klp-build: tools/klp-build/klp-build.c $(KLP_ARCHIVES)
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< $(KLP_ARCHIVES) $(LDLIBS)
 all: $(BUILD)/klp-build
 
 # every figure of bench/: runtime costs, the LEBench-style suite, then

@@ -112,29 +112,6 @@ int xk_gen_point(const struct xk_kernel *k, const struct xk_constant *c,
 int xk_disasm_range(const char *obj_path, const char *func,
 		    unsigned long long from, unsigned long long to, char **text);
 
-/*
- * A livepatch module that compiles the constant's value in, built the kpatch
- * way, for comparisons (bench/compare.sh, docs/compare.md): the objects
- * holding the table's spans rebuilt with value and -ffunction-sections, the
- * functions that changed (which must be the table's) taken out into one
- * object whose references to vmlinux's unexported symbols become livepatch
- * relocations, linked by Kbuild with a generated klp_patch.
- */
-#define XK_KLP_MAX_FUNCS 8
-struct xk_klp_result {
-	char ko[XK_PATH_MAX];	/* the module */
-	char name[64];		/* its name (/sys/kernel/livepatch/NAME) */
-	int nr_funcs;
-	char func[XK_KLP_MAX_FUNCS][128];
-	char object[XK_KLP_MAX_FUNCS][128];
-	int relocs_section, relocs_exported, relocs_klp;
-	int special_entries;	/* __jump_table, __bug_table, ... entries */
-	double seconds;
-};
-int xk_klp_build(const struct xk_kernel *k, struct xk_constant *c,
-		 const struct xk_scope *t, long long value, const char *dir,
-		 struct xk_klp_result *res);
-
 /* The eBPF glue a policy includes for a table (docs/policies.md). */
 int xk_glue_write(const struct xk_scope *t, const char *path);
 

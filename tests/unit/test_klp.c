@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The livepatch klp-build makes for bench/compare.sh (lib/analysis/klp.c),
+ * The livepatch klp-build makes for bench/compare.sh (lib/klp/klp.c),
  * on the stock kernel's real objects: how each relocation of the changed
  * functions is resolved (exported, a livepatch symbol, a copied section, or
  * refused), and the module's livepatch ELF form.

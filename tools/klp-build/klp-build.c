@@ -2,7 +2,7 @@
 /*
  * klp-build: a bench-support tool (bench/compare.sh, docs/compare.md).
  * Builds, the kpatch way, a livepatch module that compiles NAME = VALUE into
- * the functions holding NAME's spans (lib/analysis/klp.c):
+ * the functions holding NAME's spans (lib/klp/klp.c):
  *
  *   build/klp-build [-c CATALOG] [-r RELEASE] [-t TABLE] -o DIR NAME=VALUE
  *
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "xk/xk.h"
+#include "xk/klp.h"
 
 static int print_cb(enum xk_print_level level, const char *fmt, va_list ap)
 {

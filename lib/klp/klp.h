@@ -4,10 +4,11 @@
  * comparison of bench/compare.sh: how a relocation of a function taken out
  * of its object is resolved once the function lives in a livepatch module.
  */
-#ifndef XK_ANALYSIS_KLP_H
-#define XK_ANALYSIS_KLP_H
+#ifndef XK_KLP_INTERNAL_H
+#define XK_KLP_INTERNAL_H
 
 #include "object.h"
+#include "xk/klp.h"
 
 /* What vmlinux offers a module: its kallsyms and its exports. */
 struct klp_vmlinux {
