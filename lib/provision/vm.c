@@ -331,12 +331,23 @@ static int start_virtiofsd(const char *run, pid_t *pid, char *sock,
 /* output relay                                                      */
 /* ---------------------------------------------------------------- */
 
+/*
+ * The guest's ttyS1 carries the command's output, framed by the marks.
+ * What comes before a boot's XK-BOOT mark is the guest's init speaking
+ * (a mount that failed) or noise on a port that is not yet raw (bytes
+ * the UART held when init opened it, echoed as ^@...): held back in
+ * preboot, and passed on only when that boot never starts the command.
+ */
 struct relay {
 	int out_fd;
 	char line[8192];
 	size_t len;
 	char *capture;
 	size_t cap_len, cap_size;
+	const char *run_dir;	/* where preboot.log keeps what was dropped */
+	char preboot[4096];	/* this boot's text before its mark */
+	size_t pre_len;
+	bool booted;		/* this boot's mark came */
 	int exit_status;	/* -1 until the guest reports it */
 	double boot_s;
 	bool reboot;		/* the guest asked for a reboot */
@@ -346,6 +357,24 @@ static void relay_emit(struct relay *r, const char *p, size_t n)
 {
 	if (!n)
 		return;
+	if (!r->booted) {
+		size_t room = sizeof(r->preboot) - r->pre_len;
+
+		if (n > room) {		/* the last of it: init's last words */
+			size_t drop = n - room < r->pre_len ? n - room : r->pre_len;
+
+			memmove(r->preboot, r->preboot + drop, r->pre_len - drop);
+			r->pre_len -= drop;
+			room += drop;
+		}
+		if (n > room) {
+			p += n - room;
+			n = room;
+		}
+		memcpy(r->preboot + r->pre_len, p, n);
+		r->pre_len += n;
+		return;
+	}
 	if (r->out_fd >= 0) {
 		const char *q = p;
 		size_t left = n;
@@ -391,6 +420,17 @@ static void relay_flush(struct relay *r)
 	} else if (mark && !strncmp(mark, MARK_BOOT, strlen(MARK_BOOT))) {
 		relay_emit(r, r->line, mark - r->line);
 		r->boot_s = strtod(mark + strlen(MARK_BOOT), NULL);
+		if (r->pre_len && r->run_dir) {
+			char path[XK_PATH_MAX] = "";
+
+			if (!xk_snprintf(path, sizeof(path), "%s/preboot.log",
+					 r->run_dir))
+				xk_write_file(path, r->preboot, r->pre_len, 0644);
+			pr_debug("guest: %zu bytes before the command started, "
+				 "dropped (%s)\n", r->pre_len, path);
+		}
+		r->pre_len = 0;
+		r->booted = true;
 	} else {
 		relay_emit(r, r->line, r->len);
 	}
@@ -592,6 +632,12 @@ static int qemu_session(const char *const *argv, const char *qlog,
 	}
 	if (r->len)
 		relay_flush(r);
+	/* a boot that never started the command: what its init said */
+	if (!r->booted && r->pre_len) {
+		r->booted = true;
+		relay_emit(r, r->preboot, r->pre_len);
+		r->pre_len = 0;
+	}
 	close(pipefd[0]);
 	if (err == -ETIMEDOUT)
 		xk_stop(qpid, SIGKILL);
@@ -620,7 +666,7 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	char append[XK_PATH_MAX + 128];
 	pid_t vfsd = 0;
 	struct relay r = { .out_fd = OPTS_GET(opts, out_fd, 1) ?: 1,
-			   .exit_status = -1 };
+			   .run_dir = res->run_dir, .exit_status = -1 };
 	double start = xk_now();
 	bool debian;
 	int err;
@@ -732,6 +778,7 @@ static int vm_boot(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 		 */
 		for (;;) {
 			r.reboot = false;
+			r.booted = false;
 			res->boots++;
 			err = qemu_session(argv, qlog,
 					   timeout_s ? start + timeout_s : 0, &r);
