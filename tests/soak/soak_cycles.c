@@ -56,11 +56,15 @@ int main(int argc, char **argv)
 	}
 	n = strtol(argv[2], NULL, 10);
 	first = argc == 4 ? strtol(argv[3], NULL, 10) : 0;
-	if (xk_scope_read(argv[1], &t))
+	if (xk_scope_read(argv[1], &t)) {
+		printf("# %s\n", xk_last_error());
 		return 2;
+	}
 	fd = xk_rt_open();
-	if (fd < 0)
+	if (fd < 0) {
+		printf("# %s\n", xk_last_error());
 		return 2;
+	}
 	for (long i = first; i < first + n; i++) {
 		int m = (int)(i % 3);
 		long long v = clamp(1 + (i * 7) % 256, &t), v2 = clamp(1 + (i * 13) % 512, &t);
