@@ -993,6 +993,21 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 			err = -ENOTSUP;
 			goto out;
 		}
+		/* a jcc out of the function: into its .cold part (the thread
+		 * comes back with the data) or a conditional tail call (the
+		 * data leaves in an argument): outside every range of the
+		 * safe span, and no escape records it */
+		if (in->is_cond && !in->alt_site &&
+		    (in->has_reloc || in->target < 0 ||
+		     (uint64_t)in->target >= func_size)) {
+			span_refuse(sp, "+0x%lx %s: a conditional jump out of the "
+					"function (a .cold part or a conditional tail "
+					"call) with derived data "
+					"live: the safe span does not follow the thread "
+					"there", (unsigned long)in->off, in->text);
+			err = -ENOTSUP;
+			goto out;
+		}
 		if (in->fixup == XK_FIXUP_ELSEWHERE) {
 			span_refuse(sp, "+0x%lx %s: a fault there resumes outside "
 					"the function (exception table), with derived "

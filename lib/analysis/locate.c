@@ -663,7 +663,132 @@ static enum kbuild kbuild_state(const struct tree *t, const char *config,
 	return kbuild_state_in(t, config, dir, obj, 0, module, size);
 }
 
-/* Every .c under the directory of the definition that names the constant. */
+/* the kernel's own code: not its tools, samples or docs */
+#define GREP_EXCLUDES "--exclude-dir=tools", "--exclude-dir=samples", \
+		      "--exclude-dir=Documentation", "--exclude-dir=scripts", \
+		      "--exclude-dir=usr"
+#define MAX_CARRIERS 16
+
+/* The identifier a "#define ID..." line defines, in id; false if none. */
+static bool defined_id(const char *line, char *id, size_t size)
+{
+	const char *p = line;
+	size_t n;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p++ != '#')
+		return false;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncmp(p, "define", 6) || (p[6] != ' ' && p[6] != '\t'))
+		return false;
+	for (p += 6; *p == ' ' || *p == '\t'; p++)
+		;
+	n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789_");
+	if (!n || n >= size || isdigit((unsigned char)*p))
+		return false;
+	memcpy(id, p, n);
+	id[n] = '\0';
+	return true;
+}
+
+/*
+ * The names that carry macro name into code: itself and every macro of a
+ * header under dir whose definition names one of them, transitively
+ * (include/linux/swap_slots.h: #define SWAP_SLOTS_CACHE_SIZE SWAP_BATCH;
+ * include/net/sock.h: SOCK_MIN_SNDBUF from TCP_SKB_MIN_TRUESIZE). An
+ * object that names only SWAP_SLOTS_CACHE_SIZE uses SWAP_BATCH as much as
+ * one that names it. A definition continued on a later line is seen when
+ * its first line names the macro. More than MAX_CARRIERS names: -E2BIG.
+ */
+static int carrier_macros(const struct tree *t, const char *dir, const char *name,
+			  char names[][64], int *nr)
+{
+	int err = 0;
+
+	xk_strlcpy(names[0], name, sizeof(names[0]));
+	*nr = 1;
+	for (int q = 0; q < *nr && !err; q++) {
+		const char *argv[] = { "grep", "-rhw", "--include=*.h", GREP_EXCLUDES,
+				       "-e", names[q], dir, NULL };
+		char *lines = NULL, *save = NULL, id[64];
+
+		err = grep_lines(t, argv, &lines);
+		for (char *l = lines ? strtok_r(lines, "\n", &save) : NULL; l && !err;
+		     l = strtok_r(NULL, "\n", &save)) {
+			bool known = false;
+
+			if (!defined_id(l, id, sizeof(id)))
+				continue;
+			for (int i = 0; i < *nr; i++)
+				known |= !strcmp(names[i], id);
+			if (known)
+				continue;
+			if (*nr == MAX_CARRIERS) {
+				err = xk_err(-E2BIG, "%s is carried into code by more "
+						     "than %d macros (%s, %s, ...); "
+						     "list its objects with objects=",
+					     name, MAX_CARRIERS, names[1], names[2]);
+				break;
+			}
+			xk_strlcpy(names[(*nr)++], id, sizeof(names[0]));
+		}
+		free(lines);
+	}
+	if (!err && *nr > 1) {
+		char list[256] = "";
+
+		for (int i = 1; i < *nr; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+				 "%s%s", i > 1 ? ", " : "", names[i]);
+		pr_debug("%s: objects that name %s use it too\n", name, list);
+	}
+	return err;
+}
+
+/*
+ * Every .c under dir (the definition's directory; the whole tree for one
+ * under include/) that names macro name or a macro carrying it, as one
+ * "file\n" list in *hits.
+ */
+static int files_naming(const struct tree *t, const char *dir, const char *name,
+			char **hits)
+{
+	char names[MAX_CARRIERS][64];
+	const char *argv[16 + 2 * MAX_CARRIERS] = { "grep", "-rlw", "--include=*.c",
+						    GREP_EXCLUDES };
+	int nr, n = 0, err;
+
+	while (argv[n])
+		n++;
+	err = carrier_macros(t, dir, name, names, &nr);
+	if (err)
+		return err;
+	for (int i = 0; i < nr; i++) {
+		argv[n++] = "-e";
+		argv[n++] = names[i];
+	}
+	argv[n++] = dir;
+	argv[n] = NULL;
+	return grep_lines(t, argv, hits);
+}
+
+/* Where files_naming looks for a header macro's users. */
+static void users_dir(const struct xk_constant *c, char *dir, size_t size)
+{
+	xk_snprintf(dir, size, "%.*s", (int)(strrchr(c->file, '/') ?
+					     strrchr(c->file, '/') - c->file : 0),
+		    c->file);
+	if (!strncmp(dir, "include", 7))
+		xk_strlcpy(dir, ".", size);
+}
+
+/*
+ * Every .c that names the constant or a macro carrying it (a macro of a
+ * header), or the catalog's objects=, or the literal's or variable's file.
+ */
 int find_objects(const struct xk_kernel *k, const struct tree *t,
 			const struct xk_constant *c, struct xk_build_result *res)
 {
@@ -672,21 +797,9 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 	int err = 0, skipped = 0;
 
 	if (!src_list[0]) {
-		/* the kernel's own code: not its tools, samples or docs */
-		const char *argv[] = { "grep", "-rlw", "--include=*.c",
-				       "--exclude-dir=tools", "--exclude-dir=samples",
-				       "--exclude-dir=Documentation",
-				       "--exclude-dir=scripts", "--exclude-dir=usr",
-				       c->name, dir, NULL };
-
 		if (!strcmp(c->kind, "macro") && !strstr(c->file, ".c")) {
-			xk_snprintf(dir, sizeof(dir), "%.*s",
-				    (int)(strrchr(c->file, '/') ?
-					  strrchr(c->file, '/') - c->file : 0),
-				    c->file);
-			if (!strncmp(dir, "include", 7))
-				xk_strlcpy(dir, ".", sizeof(dir));
-			err = grep_lines(t, argv, &hits);
+			users_dir(c, dir, sizeof(dir));
+			err = files_naming(t, dir, c->name, &hits);
 			if (err)
 				return err;
 			src_list = hits;
@@ -751,10 +864,8 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 int named_in_other_headers(const struct xk_kernel *k, const struct xk_constant *c,
 			   char *hit, size_t size)
 {
-	const char *argv[] = { "grep", "-rlw", "--include=*.h",
-			       "--exclude-dir=tools", "--exclude-dir=samples",
-			       "--exclude-dir=Documentation", "--exclude-dir=scripts",
-			       "--exclude-dir=usr", c->name, ".", NULL };
+	const char *argv[] = { "grep", "-rlw", "--include=*.h", GREP_EXCLUDES,
+			       c->name, ".", NULL };
 	char *hits = NULL, *save = NULL;
 	struct tree t;
 	int err, found = 0;

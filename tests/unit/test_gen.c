@@ -447,6 +447,48 @@ static int flags_of_an_add_tested_later_are_refused(void)
 	return 0;
 }
 
+/*
+ * A function only the check build changes (G_CHKONLY: x + 1 up to 127,
+ * x * 3 from 128): no seed shows it, so the first pass refuses it by name
+ * and the replayed form takes it, with the check build's code among its
+ * values; passed over, the table had no span and a retune to 200 ran x + 1.
+ */
+static int code_only_the_check_build_changes_is_replayed(void)
+{
+	const struct xk_scope_replay *r;
+	struct xk_scope t;
+
+	CHECK(gen(GOLDEN, "G_CHKONLY", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	CHECK(!strcmp(t.spans[0].func, "golden_chkonly"));
+	CHECK(t.spans[0].cls != XK_SPAN_UNSUPPORTED);
+	CHECK(t.spans[0].emulate == XK_EMULATE_REPLAY);
+	r = xk_scope_replay_of(&t.spans[0], 200);
+	CHECK(r != NULL);
+	CHECK(xk_scope_replay_of(&t.spans[0], 112) != NULL);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
+ * G_COLD: x * N live at a js into another function (as into a .cold
+ * part): the thread leaves the safe span's ranges holding derived data,
+ * so the span is refused by name; followed as fall-through only, it was
+ * supported.
+ */
+static int jump_out_with_derived_data_is_refused(void)
+{
+	struct xk_scope t;
+
+	CHECK(gen(GOLDEN, "G_COLD", &t) == 0);
+	CHECK(t.nr_spans == 1);
+	CHECK(!strcmp(t.spans[0].func, "golden_cold"));
+	CHECK(t.spans[0].cls == XK_SPAN_UNSUPPORTED);
+	CHECK(strstr(t.spans[0].why, "a conditional jump out of the function"));
+	xk_scope_free(&t);
+	return 0;
+}
+
 static int remainder_changes_code_outside_its_spans(void)
 {
 	struct xk_scope t;
@@ -1774,6 +1816,31 @@ static int unevaluable_body_names_its_part(void)
 }
 
 /*
+ * SWAP_BATCH reaches mm/swap_slots.c only as SWAP_SLOTS_CACHE_SIZE
+ * (include/linux/swap_slots.h: #define SWAP_SLOTS_CACHE_SIZE SWAP_BATCH):
+ * that object is built and analysed too, and its slot cache, sized by a
+ * kvmalloc, is refused; found by name alone, SWAP_BATCH was "full" on
+ * mm/swapfile.o while the slot caches kept 64.
+ */
+static int objects_naming_a_carrier_macro_are_built(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_constant c;
+	bool slots = false, swapfile = false;
+
+	CHECK(b);
+	CHECK(xk_constant_resolve(STOCK, "SWAP_BATCH", &c) == 0 && !c.objects[0]);
+	CHECK(xk_build(&kernel, &c, NULL, b) == 0);
+	for (int i = 0; i < b->nr_objects; i++) {
+		slots |= !strcmp(b->object[i], "mm/swap_slots.o");
+		swapfile |= !strcmp(b->object[i], "mm/swapfile.o");
+	}
+	free(b);
+	CHECK(slots && swapfile);
+	return 0;
+}
+
+/*
  * A literal's or variable's line follows its code= when a kernel update
  * moved it (the line= a hint): G_VAR found from a hint 36 lines off;
  * without code= the hint is the line, and the text must be on it; code=
@@ -1816,6 +1883,9 @@ int main(int argc, char **argv)
 		T(remainder_changes_code_outside_its_spans),
 		T(tail_call_argument_is_written_whole),
 		T(flags_of_an_add_tested_later_are_refused),
+		T(code_only_the_check_build_changes_is_replayed),
+		T(jump_out_with_derived_data_is_refused),
+		T(objects_naming_a_carrier_macro_are_built),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),
