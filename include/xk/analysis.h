@@ -108,6 +108,29 @@ int xk_gen(const struct xk_kernel *k, const struct xk_constant *c,
 int xk_gen_point(const struct xk_kernel *k, const struct xk_constant *c,
 		 struct xk_scope *t, long long value, int *added);
 
+/*
+ * Checks table t at value against the kernel compiled with it: the objects
+ * of its affine spans (a*N + b) are built with value, and each such span
+ * must find the baseline's shape there, the immediates its fit gives, and
+ * compute what that build's own span computes (the checks of xk gen, at
+ * that value). Per-value and replayed spans are built and checked when a
+ * value is set (xk_gen_point); the other forms are counted apart.
+ * Returns -errno when the check cannot run (a build failed), else 0 with
+ * the counts in res.
+ */
+#define XK_VERIFY_MAX_WHY 4
+struct xk_verify_result {
+	long long value;
+	int nr_checked;		/* affine spans that agree with the build */
+	int nr_failed;		/* ... that do not (why: the first ones) */
+	int nr_per_value;	/* per-value and replayed: checked when set */
+	int nr_other;		/* other forms, or another code at value: not compared */
+	char why[XK_VERIFY_MAX_WHY][400];
+};
+int xk_gen_verify(const struct xk_kernel *k, const struct xk_constant *c,
+		  const struct xk_scope *t, long long value,
+		  struct xk_verify_result *res);
+
 /* Disassembly of [from, to) of a function, one instruction a line. */
 int xk_disasm_range(const char *obj_path, const char *func,
 		    unsigned long long from, unsigned long long to, char **text);

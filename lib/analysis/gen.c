@@ -1214,6 +1214,154 @@ out:
 	return err;
 }
 
+/* The span of redo at sp's function and start, or NULL. */
+static const struct xk_scope_span *same_span(const struct xk_scope *redo,
+					     const struct xk_scope_span *sp)
+{
+	for (int i = 0; i < redo->nr_spans; i++)
+		if (!strcmp(redo->spans[i].func, sp->func) &&
+		    redo->spans[i].start == sp->start)
+			return &redo->spans[i];
+	return NULL;
+}
+
+/* One affine span of t against the analysis checked at value (redo). */
+static void verify_span(const struct xk_scope *t, int i,
+			const struct xk_scope *redo, struct xk_verify_result *res)
+{
+	const struct xk_scope_span *sp = &t->spans[i], *r = same_span(redo, sp);
+	char why[400] = "";
+	bool same_fit = r && r->nr_params == sp->nr_params;
+
+	for (int k = 0; same_fit && k < sp->nr_params; k++)
+		same_fit = r->fit[k][0] == sp->fit[k][0] &&
+			   r->fit[k][1] == sp->fit[k][1];
+	if (r && r->cls != XK_SPAN_UNSUPPORTED && same_fit) {
+		res->nr_checked++;
+		return;
+	}
+	if (!r)
+		snprintf(why, sizeof(why), "no such span when checked there");
+	else if (r->cls == XK_SPAN_UNSUPPORTED && strstr(r->why, WHY_CHECK_SHAPE)) {
+		/* that build's code there has another form: not compared */
+		res->nr_other++;
+		return;
+	} else if (r->cls == XK_SPAN_UNSUPPORTED)
+		snprintf(why, sizeof(why), "%.380s", r->why);
+	else
+		snprintf(why, sizeof(why), "another fit when checked there");
+	if (res->nr_failed < XK_VERIFY_MAX_WHY)
+		snprintf(res->why[res->nr_failed], sizeof(res->why[0]),
+			 "span %d (%.60s+%#llx): %.280s", i, sp->func,
+			 (unsigned long long)sp->start, why);
+	res->nr_failed++;
+}
+
+/*
+ * xk gen --verify: the objects of t's affine spans analysed again with the
+ * build with value as the check variant (the fit builds stay those of b),
+ * as the check below the default does (gen_check_below). An affine span
+ * agrees when the same span comes out supported with the same fit: its
+ * program, fitted on the two near builds, computed on 256 inputs what the
+ * build with value computes there.
+ */
+static int xk_gen_verify_impl(const struct xk_kernel *k,
+			      const struct xk_constant *c,
+			      const struct xk_scope *t, long long value,
+			      struct xk_verify_result *res)
+{
+	XK_OPTS(xk_build_opts, o, .one_value = true, .value = value,
+		.skip_identity = true);
+	struct xk_build_result *b = NULL, *at = NULL;
+	struct xk_scope redo = { .nr_spans = 0 };
+	struct xk_constant only = *c;
+	int err, affine = 0;
+	size_t len;
+
+	memset(res, 0, sizeof(*res));
+	res->value = value;
+	err = xk_scope_check_value(t, value);
+	if (err)
+		return err;
+	/* the objects of the affine spans; the others counted */
+	only.objects[0] = '\0';
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+
+		if (sp->cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		if (sp->nr_points > 0 || sp->emulate == XK_EMULATE_REPLAY) {
+			res->nr_per_value++;
+			continue;
+		}
+		if (sp->cls == XK_SPAN_DATA || !sp->nr_params) {
+			res->nr_other++;
+			continue;
+		}
+		affine++;
+		if (has_word(only.objects, sp->object))
+			continue;
+		len = strlen(only.objects);
+		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
+				  "%s%s", len ? " " : "", sp->object);
+		if (err)
+			return xk_err(err, "%s: too many objects", t->constant);
+	}
+	if (value == t->def)	/* the baseline itself */
+		res->nr_checked = affine;
+	if (!only.objects[0] || value == t->def)
+		return 0;
+	b = calloc(1, sizeof(*b));
+	at = calloc(1, sizeof(*at));
+	if (!b || !at) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out;
+	}
+	err = xk_build(k, &only, NULL, b) ?: xk_build(k, &only, &o, at);
+	for (int i = 0; i < at->nr_objects && !err; i++) {
+		struct gen_input in = { .object = at->object[i], .def = c->def,
+					.min = c->min, .max = c->max, .kernel = k };
+		char module[64];
+		int j = object_index(b, in.object);
+
+		if (j < 0)
+			continue;
+		in.module = module_name(b->module[j], module, sizeof(module));
+		in.ko = b->module[j];
+		xk_strlcpy(in.base_path, b->base[j], sizeof(in.base_path));
+		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+			in.variant[v].value = b->value[v];
+			xk_strlcpy(in.variant[v].path, b->variant[j][v],
+				   sizeof(in.variant[v].path));
+		}
+		in.variant[GEN_FIT_VARIANTS].value = value;
+		xk_strlcpy(in.variant[GEN_FIT_VARIANTS].path, at->variant[i][0],
+			   sizeof(in.variant[GEN_FIT_VARIANTS].path));
+		err = gen_object(&in, &redo);
+	}
+	for (int i = 0; i < t->nr_spans && !err; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+
+		if (sp->cls != XK_SPAN_UNSUPPORTED && sp->nr_points <= 0 &&
+		    sp->emulate != XK_EMULATE_REPLAY && sp->cls != XK_SPAN_DATA &&
+		    sp->nr_params)
+			verify_span(t, i, &redo, res);
+	}
+out:
+	xk_scope_free(&redo);
+	free(at);
+	free(b);
+	return err;
+}
+
+int xk_gen_verify(const struct xk_kernel *k, const struct xk_constant *c,
+		  const struct xk_scope *t, long long value,
+		  struct xk_verify_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_gen_verify_impl(k, c, t, value, res));
+}
+
 int xk_gen_point(const struct xk_kernel *k, const struct xk_constant *c,
 		 struct xk_scope *t, long long value, int *added)
 {

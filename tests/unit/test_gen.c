@@ -1841,6 +1841,39 @@ static int objects_naming_a_carrier_macro_are_built(void)
 }
 
 /*
+ * xk gen --verify: SHRINK_BATCH's one affine span (do_shrink_slab) agrees
+ * with the kernels compiled with 3 and 1000; a table whose fit is off by
+ * one (not this kernel's at any value) disagrees, naming the span; at the
+ * default nothing is built and the span agrees.
+ */
+static int verify_checks_the_table_at_other_values(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_verify_result r;
+	struct xk_constant c;
+	struct xk_scope t;
+
+	CHECK(b);
+	CHECK(xk_constant_resolve(STOCK, "SHRINK_BATCH", &c) == 0 &&
+	      xk_build(&kernel, &c, NULL, b) == 0 && xk_gen(&kernel, &c, b, &t) == 0);
+	free(b);
+	CHECK(t.nr_spans == 1 && t.spans[0].nr_params == 1);
+	CHECK(xk_gen_verify(&kernel, &c, &t, 3, &r) == 0);
+	CHECK(r.nr_checked == 1 && r.nr_failed == 0 && r.nr_other == 0);
+	CHECK(xk_gen_verify(&kernel, &c, &t, 1000, &r) == 0);
+	CHECK(r.nr_checked == 1 && r.nr_failed == 0);
+	CHECK(xk_gen_verify(&kernel, &c, &t, c.def, &r) == 0 && r.nr_checked == 1);
+	t.spans[0].fit[0][1] += 1;
+	CHECK(xk_gen_verify(&kernel, &c, &t, 3, &r) == 0);
+	CHECK(r.nr_checked == 0 && r.nr_failed == 1);
+	CHECK(strstr(r.why[0], "span 0 (do_shrink_slab+"));
+	CHECK(xk_gen_verify(&kernel, &c, &t, 100000, &r) == -ERANGE ||
+	      strstr(xk_last_error(), "out of bounds"));
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * A literal's or variable's line follows its code= when a kernel update
  * moved it (the line= a hint): G_VAR found from a hint 36 lines off;
  * without code= the hint is the line, and the text must be on it; code=
@@ -1886,6 +1919,7 @@ int main(int argc, char **argv)
 		T(code_only_the_check_build_changes_is_replayed),
 		T(jump_out_with_derived_data_is_refused),
 		T(objects_naming_a_carrier_macro_are_built),
+		T(verify_checks_the_table_at_other_values),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),

@@ -50,6 +50,7 @@ struct gen_args {
 	bool explain, list, no_identity;
 	int jobs;
 	struct cli_list prepare;	/* values for the per-value spans */
+	struct cli_list verify;		/* values to check the table at */
 };
 
 /* build and gen take the same options */
@@ -63,6 +64,7 @@ static const struct cli_opt gen_opts[] = {
 	{ "no-identity", 0, CLI_FLAG, offsetof(struct gen_args, no_identity) },
 	{ "glue", 0, CLI_STR, offsetof(struct gen_args, glue) },
 	{ "prepare", 0, CLI_LIST, offsetof(struct gen_args, prepare) },
+	{ "verify", 0, CLI_LIST, offsetof(struct gen_args, verify) },
 	{ NULL },
 };
 
@@ -338,14 +340,42 @@ static void json_span(const struct xk_scope_span *s)
 	json_end_object(jw);
 }
 
+static void json_verified(const struct xk_verify_result *r)
+{
+	json_begin_object(jw, NULL);
+	json_int(jw, "value", r->value);
+	json_int(jw, "agree", r->nr_checked);
+	json_int(jw, "disagree", r->nr_failed);
+	json_int(jw, "per_value", r->nr_per_value);
+	json_int(jw, "other", r->nr_other);
+	json_begin_array(jw, "why");
+	for (int i = 0; i < r->nr_failed && i < XK_VERIFY_MAX_WHY; i++)
+		json_str(jw, NULL, r->why[i]);
+	json_end_array(jw);
+	json_end_object(jw);
+}
+
+static void print_verified(const struct xk_verify_result *r)
+{
+	printf("verify N=%lld: %d affine span%s agree%s with the kernel built "
+	       "with it, %d disagree; %d per-value or replayed (built when "
+	       "set); %d not compared (other forms, or other code there)\n",
+	       r->value, r->nr_checked, r->nr_checked == 1 ? "" : "s",
+	       r->nr_checked == 1 ? "s" : "", r->nr_failed, r->nr_per_value,
+	       r->nr_other);
+	for (int i = 0; i < r->nr_failed && i < XK_VERIFY_MAX_WHY; i++)
+		printf("    %s\n", r->why[i]);
+}
+
 /* xk gen: the constant built, analysed into its scope table */
 static int gen(const struct gen_args *a, struct xk_kernel *k,
 	       struct xk_constant *c, struct xk_build_result *b)
 {
+	static struct xk_verify_result verified[CLI_LIST_MAX];
 	struct xk_scope t;
 	char out[XK_PATH_MAX + 256];
 	double t0 = xk_now(), gen_s;
-	int err = xk_gen(k, c, b, &t);
+	int err = xk_gen(k, c, b, &t), disagree = 0;
 
 	if (err)
 		return p_lib_err("gen", err);
@@ -362,6 +392,18 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		}
 	}
 	gen_s = xk_now() - t0;
+	/* --verify: the table against the kernel compiled with each value */
+	for (int i = 0; i < a->verify.n && !err; i++) {
+		long long v;
+
+		err = cli_number("gen", a->verify.v[i], &v) ? -EINVAL :
+		      xk_gen_verify(k, c, &t, v, &verified[i]);
+		if (err) {
+			xk_scope_free(&t);
+			return err == -EINVAL ? XK_EXIT_USAGE : p_lib_err("gen", err);
+		}
+		disagree += verified[i].nr_failed;
+	}
 	if (a->output)
 		snprintf(out, sizeof(out), "%s", a->output);
 	else
@@ -390,6 +432,12 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		for (int i = 0; i < t.nr_notes; i++)
 			json_str(jw, NULL, t.notes[i]);
 		json_end_array(jw);
+		if (a->verify.n) {
+			json_begin_array(jw, "verify");
+			for (int i = 0; i < a->verify.n; i++)
+				json_verified(&verified[i]);
+			json_end_array(jw);
+		}
 		json_end_object(jw);
 	} else {
 		printf("%s = %lld (%s:%d): %d span%s, %d supported; build %.1f s, "
@@ -404,12 +452,15 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 			print_span(b, i, &t.spans[i], a->explain);
 		for (int i = 0; i < t.nr_notes; i++)
 			printf("note: %s\n", t.notes[i]);
+		for (int i = 0; i < a->verify.n; i++)
+			print_verified(&verified[i]);
 		printf("scope table: %s\n", out);
 		if (a->glue)
 			printf("policy glue: %s\n", a->glue);
 	}
 	xk_scope_free(&t);
-	return 0;
+	/* a span that disagrees with the kernel built with the value */
+	return disagree ? 1 : 0;
 }
 
 static int do_build_gen(void *args, int argc, char **argv)

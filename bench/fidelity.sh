@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fidelity across the bounds: each constant's table checked against the
+# kernel compiled with values spread over its bounds (xk gen --verify: the
+# objects of its affine spans built with each value, every span analysed
+# again with that build as its check). Prints per constant the spans that
+# agree, disagree (with the first reason) and were not compared, then the
+# totals.
+#   bench/fidelity.sh [--values K] [CONSTANT...]   (default: the catalog)
+# K values per constant (default 5): the bounds, and K-2 between them,
+# spaced geometrically, the default left out. Builds what the variant cache
+# lacks: seconds per object and value.
+set -u
+cd "$(dirname "$0")/.." || exit
+XK=${XK:-build/xk}
+k=5
+if [ "${1:-}" = --values ]; then
+	k=$2
+	shift 2
+fi
+if [ $# -gt 0 ]; then
+	names=("$@")
+else
+	mapfile -t names < <($XK gen --list | awk '{print $1}')
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# values: min, max and k-2 between, geometric (arithmetic from 0), deduplicated
+spread() {
+	python3 - "$1" "$2" "$3" "$4" <<'PY'
+import sys, math
+lo, hi, d, k = (int(x) for x in sys.argv[1:])
+vals = {lo, hi}
+for i in range(1, k - 1):
+    f = i / (k - 1)
+    if lo > 0:
+        v = round(math.exp(math.log(lo) + f * (math.log(hi) - math.log(lo))))
+    else:
+        v = round(lo + f * (hi - lo))
+    vals.add(v)
+vals.discard(d)
+print(" ".join(str(v) for v in sorted(vals)))
+PY
+}
+
+agree=0 disagree=0 other=0 pervalue=0 n=0 bad=0
+printf '%-36s %7s %6s %6s %6s  %s\n' constant values agree differ other "first difference"
+for c in "${names[@]}"; do
+	$XK -q gen "$c" -o "$tmp/t.scope" >/dev/null 2>&1 || { echo "$c: xk gen failed"; continue; }
+	read -r lo hi < <(sed -n 's/^bounds //p' "$tmp/t.scope")
+	def=$(sed -n 's/^default //p' "$tmp/t.scope")
+	args=()
+	for v in $(spread "$lo" "$hi" "$def" "$k"); do
+		args+=(--verify "$v")
+	done
+	$XK -q -j gen "$c" "${args[@]}" -o "$tmp/t.scope" > "$tmp/j" 2>"$tmp/e"
+	if ! jq -e .verify "$tmp/j" >/dev/null 2>&1; then
+		echo "$c: $(tail -1 "$tmp/e")"
+		continue
+	fi
+	read -r a d o p < <(jq -r '[([.verify[].agree]|add), ([.verify[].disagree]|add),
+		([.verify[].other]|add), ([.verify[].per_value]|add)] | @tsv' "$tmp/j")
+	why=$(jq -r '[.verify[] | select(.disagree > 0) | "N=\(.value): \(.why[0])"][0] // ""' "$tmp/j")
+	printf '%-36s %7s %6s %6s %6s  %.100s\n' "$c" "$((${#args[@]} / 2))" "$a" "$d" "$o" "$why"
+	agree=$((agree + a)) disagree=$((disagree + d)) other=$((other + o))
+	pervalue=$((pervalue + p)) n=$((n + 1))
+	[ "$d" -gt 0 ] && bad=$((bad + 1))
+done
+echo
+echo "constants:                   $n ($bad with a span that disagrees at some value)"
+echo "span checks that agree:      $agree"
+echo "span checks that disagree:   $disagree"
+echo "not compared (other code):   $other"
+echo "per-value/replayed (at set): $pervalue"
