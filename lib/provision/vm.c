@@ -334,9 +334,11 @@ static int start_virtiofsd(const char *run, pid_t *pid, char *sock,
 /*
  * The guest's ttyS1 carries the command's output, framed by the marks.
  * What comes before a boot's XK-BOOT mark is the guest's init speaking
- * (a mount that failed) or noise on a port that is not yet raw (bytes
- * the UART held when init opened it, echoed as ^@...): held back in
- * preboot, and passed on only when that boot never starts the command.
+ * (a mount that failed) or noise from before init made the port raw
+ * (seen under load: a run of ^@, as a port that still echoes shows NULs
+ * it received, then stray text): held back in preboot (kept in
+ * preboot.log), and passed on only when that boot never starts the
+ * command.
  */
 struct relay {
 	int out_fd;
