@@ -37,6 +37,16 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 		 const struct xk_constant *c, struct xk_build_result *res);
 
 /*
+ * The objects of this configuration that name a header macro, or a macro
+ * defined from it, and that the catalog's objects= leaves out (their uses
+ * keep the compiled-in value): their number, listed in list (past a
+ * build's limit of objects: that limit + 1, list empty); 0 without
+ * objects= or for a literal or a variable; -errno.
+ */
+int objects_left_out(const struct xk_kernel *k, const struct xk_constant *c,
+		     char *list, size_t size);
+
+/*
  * Whether a header other than the macro's own names it (a static inline
  * or another macro that may carry it into objects find_objects does not
  * list): 1 with the first such header in hit, 0, or -errno. 0 for a

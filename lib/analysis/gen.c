@@ -997,6 +997,29 @@ static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 	return err;
 }
 
+/*
+ * A catalog's objects= that leaves out objects using the macro (MAX_RW_COUNT
+ * lists fs/read_write.o; splice and io_uring name it too): a note naming
+ * them, since the table retunes none of their uses.
+ */
+static int note_objects_left_out(const struct xk_kernel *k,
+				 const struct xk_constant *c, struct xk_scope *t)
+{
+	char list[600], note[sizeof(t->notes[0])];
+	int nr = objects_left_out(k, c, list, sizeof(list));
+
+	if (nr <= 0)
+		return nr;
+	snprintf(note, sizeof(note), "objects= leaves out %s%d object%s that "
+		 "name%s it or a macro defined from it%s%.120s%s: their uses "
+		 "keep the compiled-in value",
+		 nr > XK_BUILD_MAX_OBJECTS ? "more than " : "",
+		 nr > XK_BUILD_MAX_OBJECTS ? XK_BUILD_MAX_OBJECTS : nr,
+		 nr == 1 ? "" : "s", nr == 1 ? "s" : "", list[0] ? " (" : "",
+		 list, list[0] ? ")" : "");
+	return gen_add_note(t, note);
+}
+
 static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		       const struct xk_build_result *b, struct xk_scope *t)
 {
@@ -1038,6 +1061,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 	err = err ?: bound_wrapping_compares(t, b);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
+	err = err ?: note_objects_left_out(k, c, t);
 	if (err)
 		xk_scope_free(t);
 	return err;

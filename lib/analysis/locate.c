@@ -887,3 +887,47 @@ int named_in_other_headers(const struct xk_kernel *k, const struct xk_constant *
 	free(hits);
 	return found;
 }
+
+int objects_left_out(const struct xk_kernel *k, const struct xk_constant *c,
+		     char *list, size_t size)
+{
+	struct xk_build_result *all;
+	struct xk_constant every = *c;
+	struct tree t;
+	int err, nr = 0;
+
+	list[0] = '\0';
+	if (!c->objects[0] || strcmp(c->kind, "macro") || strstr(c->file, ".c"))
+		return 0;
+	all = calloc(1, sizeof(*all));
+	if (!all)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	every.objects[0] = '\0';
+	err = tree_of(k, c, &t) ?: find_objects(k, &t, &every, all);
+	if (err == -ENOENT) {	/* none named by this configuration */
+		xk_err_clear();
+		free(all);
+		return 0;
+	}
+	if (err == -E2BIG) {	/* more than a build takes: say so */
+		xk_err_clear();
+		free(all);
+		return XK_BUILD_MAX_OBJECTS + 1;
+	}
+	for (int i = 0; !err && i < all->nr_objects; i++) {
+		char src[140];
+		size_t n = strlen(all->object[i]);
+
+		/* objects= names .c or .o files */
+		snprintf(src, sizeof(src), "%.*s.c", (int)(n - 2), all->object[i]);
+		if (file_listed(c->objects, all->object[i], n) ||
+		    file_listed(c->objects, src, strlen(src)))
+			continue;
+		snprintf(list + strlen(list), size - strlen(list), "%s%s",
+			 nr ? ", " : "", all->object[i]);
+		nr++;
+	}
+	free(all);
+	return err ? err : nr;
+}
+

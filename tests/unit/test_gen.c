@@ -1874,6 +1874,25 @@ static int verify_checks_the_table_at_other_values(void)
 }
 
 /*
+ * MAX_RW_COUNT's catalog entry lists fs/read_write.o alone; splice and
+ * io_uring name the macro too: the table says which objects keep the
+ * compiled-in cap. A constant whose objects= lists every user (none
+ * without it) has no such note.
+ */
+static int objects_left_out_are_named(void)
+{
+	struct xk_constant c;
+	char list[600];
+
+	CHECK(xk_constant_resolve(STOCK, "MAX_RW_COUNT", &c) == 0 && c.objects[0]);
+	CHECK(objects_left_out(&kernel, &c, list, sizeof(list)) > 1);
+	CHECK(strstr(list, "fs/splice.o") && !strstr(list, "fs/read_write.o"));
+	CHECK(xk_constant_resolve(STOCK, "SWAP_BATCH", &c) == 0 && !c.objects[0]);
+	CHECK(objects_left_out(&kernel, &c, list, sizeof(list)) == 0 && !list[0]);
+	return 0;
+}
+
+/*
  * A literal's or variable's line follows its code= when a kernel update
  * moved it (the line= a hint): G_VAR found from a hint 36 lines off;
  * without code= the hint is the line, and the text must be on it; code=
@@ -1920,6 +1939,7 @@ int main(int argc, char **argv)
 		T(jump_out_with_derived_data_is_refused),
 		T(objects_naming_a_carrier_macro_are_built),
 		T(verify_checks_the_table_at_other_values),
+		T(objects_left_out_are_named),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),
