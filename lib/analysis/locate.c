@@ -893,6 +893,7 @@ int objects_left_out(const struct xk_kernel *k, const struct xk_constant *c,
 {
 	struct xk_build_result *all;
 	struct xk_constant every = *c;
+	char *config = NULL;
 	struct tree t;
 	int err, nr = 0;
 
@@ -914,8 +915,10 @@ int objects_left_out(const struct xk_kernel *k, const struct xk_constant *c,
 		free(all);
 		return XK_BUILD_MAX_OBJECTS + 1;
 	}
+	if (!err && !t.module && xk_read_file(k->config, &config, NULL))
+		config = NULL;
 	for (int i = 0; !err && i < all->nr_objects; i++) {
-		char src[140];
+		char src[140], ko[256];
 		size_t n = strlen(all->object[i]);
 
 		/* objects= names .c or .o files */
@@ -923,10 +926,16 @@ int objects_left_out(const struct xk_kernel *k, const struct xk_constant *c,
 		if (file_listed(c->objects, all->object[i], n) ||
 		    file_listed(c->objects, src, strlen(src)))
 			continue;
+		/* only what a makefile builds: not a .c another includes
+		 * (kernel/sched/loadavg.c, in build_utility.o) */
+		if (!config || kbuild_state(&t, config, all->object[i], ko,
+					    sizeof(ko)) <= KBUILD_NOT)
+			continue;
 		snprintf(list + strlen(list), size - strlen(list), "%s%s",
 			 nr ? ", " : "", all->object[i]);
 		nr++;
 	}
+	free(config);
 	free(all);
 	return err ? err : nr;
 }
