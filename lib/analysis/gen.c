@@ -997,6 +997,16 @@ static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 	return err;
 }
 
+/* How many names a ", "-separated list holds. */
+static int names_in(const char *list)
+{
+	int nr = list[0] != '\0';
+
+	for (const char *p = list; (p = strstr(p, ", ")); p += 2)
+		nr++;
+	return nr;
+}
+
 /*
  * A catalog's objects= that leaves out objects using the macro (MAX_RW_COUNT
  * lists fs/read_write.o; splice and io_uring name it too): a note naming
@@ -1005,18 +1015,30 @@ static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
 static int note_objects_left_out(const struct xk_kernel *k,
 				 const struct xk_constant *c, struct xk_scope *t)
 {
-	char list[600], note[sizeof(t->notes[0])];
+	char list[600], more[24] = "", note[sizeof(t->notes[0])];
 	int nr = objects_left_out(k, c, list, sizeof(list));
 
 	if (nr <= 0)
 		return nr;
+	/* the note holds about 120 characters of names: whole ones */
+	if (strlen(list) > 120) {
+		char *cut = list + 120;
+		int names = names_in(list);
+
+		while (cut > list && strncmp(cut, ", ", 2))
+			cut--;
+		*cut = '\0';
+		snprintf(more, sizeof(more), "%s%d more", list[0] ? " and " : "",
+			 names - names_in(list));
+	}
 	snprintf(note, sizeof(note), "objects= leaves out %s%d object%s that "
-		 "name%s it or a macro defined from it%s%.120s%s: their uses "
+		 "name%s it or a macro defined from it%s%s%s%s: their uses "
 		 "keep the compiled-in value",
 		 nr > XK_BUILD_MAX_OBJECTS ? "more than " : "",
 		 nr > XK_BUILD_MAX_OBJECTS ? XK_BUILD_MAX_OBJECTS : nr,
-		 nr == 1 ? "" : "s", nr == 1 ? "s" : "", list[0] ? " (" : "",
-		 list, list[0] ? ")" : "");
+		 nr == 1 ? "" : "s", nr == 1 ? "s" : "",
+		 list[0] || more[0] ? " (" : "", list, more,
+		 list[0] || more[0] ? ")" : "");
 	return gen_add_note(t, note);
 }
 

@@ -775,6 +775,58 @@ static int files_naming(const struct tree *t, const char *dir, const char *name,
 	return grep_lines(t, argv, hits);
 }
 
+/*
+ * files_naming for a macro of the kernel's own tree, kept in the kernel's
+ * cache directory as users/NAME: the walk greps every header and .c of the
+ * tree (seconds on the host; in a guest, reading the tree over virtiofs,
+ * each file looked up holds a descriptor of the host's virtiofsd until the
+ * guest forgets it, and a whole tree runs it out of them, so that every
+ * later open in the guest fails with EMFILE). The first line names the
+ * directory searched and the format; a file that does not match is walked
+ * again. A module's tree is walked each time (it is small).
+ */
+#define USERS_FORMAT "xk-users 1"
+
+static int files_naming_cached(const struct xk_kernel *k, const struct tree *t,
+			       const char *dir, const char *name, char **hits)
+{
+	char path[XK_PATH_MAX], head[XK_PATH_MAX + 32], *text = NULL;
+	size_t hl;
+	int err;
+
+	if (t->module)
+		return files_naming(t, dir, name, hits);
+	if (xk_snprintf(path, sizeof(path), "%s/users/%s", k->dir, name) ||
+	    xk_snprintf(head, sizeof(head), USERS_FORMAT " %s\n", dir))
+		return files_naming(t, dir, name, hits);
+	hl = strlen(head);
+	if (!xk_read_file(path, &text, NULL) && !strncmp(text, head, hl)) {
+		memmove(text, text + hl, strlen(text + hl) + 1);
+		*hits = text;
+		return 0;
+	}
+	free(text);
+	err = files_naming(t, dir, name, hits);
+	if (err)
+		return err;
+	/* kept where it can be; a cache that cannot be written costs a walk */
+	text = malloc(hl + strlen(*hits) + 1);
+	if (text) {
+		char users[XK_PATH_MAX];
+
+		memcpy(text, head, hl);
+		memcpy(text + hl, *hits, strlen(*hits) + 1);
+		if (!xk_snprintf(users, sizeof(users), "%s/users", k->dir) &&
+		    (xk_mkdir_p(users) ||
+		     xk_write_file(path, text, strlen(text), 0644))) {
+			pr_debug("%s: not kept (%s)\n", path, xk_last_error());
+			xk_err_clear();
+		}
+		free(text);
+	}
+	return 0;
+}
+
 /* Where files_naming looks for a header macro's users. */
 static void users_dir(const struct xk_constant *c, char *dir, size_t size)
 {
@@ -799,7 +851,7 @@ int find_objects(const struct xk_kernel *k, const struct tree *t,
 	if (!src_list[0]) {
 		if (!strcmp(c->kind, "macro") && !strstr(c->file, ".c")) {
 			users_dir(c, dir, sizeof(dir));
-			err = files_naming(t, dir, c->name, &hits);
+			err = files_naming_cached(k, t, dir, c->name, &hits);
 			if (err)
 				return err;
 			src_list = hits;

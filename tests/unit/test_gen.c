@@ -1893,6 +1893,38 @@ static int objects_left_out_are_named(void)
 }
 
 /*
+ * The walk of the tree for a macro's users is kept in the kernel's cache
+ * (users/NAME) and read instead of walking again: a list planted there is
+ * what the next lookup sees (kernel/fork.o, which names no MAX_RW_COUNT);
+ * one of another format is walked again and replaced.
+ */
+static int users_walk_is_kept(void)
+{
+	struct xk_constant c;
+	char path[XK_PATH_MAX], list[600], *text = NULL;
+	const char *planted = "xk-users 1 .\n./fs/splice.c\n./kernel/fork.c\n";
+
+	CHECK(xk_constant_resolve(STOCK, "MAX_RW_COUNT", &c) == 0);
+	CHECK(xk_snprintf(path, sizeof(path), "%s/users/MAX_RW_COUNT",
+			  kernel.dir) == 0);
+	unlink(path);
+	CHECK(objects_left_out(&kernel, &c, list, sizeof(list)) > 1);
+	CHECK(xk_read_file(path, &text, NULL) == 0);
+	CHECK(!strncmp(text, "xk-users 1 .\n", 13) && strstr(text, "fs/splice.c"));
+	free(text);
+	CHECK(xk_write_file(path, planted, strlen(planted), 0644) == 0);
+	CHECK(objects_left_out(&kernel, &c, list, sizeof(list)) == 2);
+	CHECK(!strcmp(list, "fs/splice.o, kernel/fork.o"));
+	CHECK(xk_write_file(path, planted + 1, strlen(planted) - 1, 0644) == 0);
+	CHECK(objects_left_out(&kernel, &c, list, sizeof(list)) > 2);
+	CHECK(!strstr(list, "kernel/fork.o"));
+	CHECK(xk_read_file(path, &text, NULL) == 0);
+	CHECK(!strncmp(text, "xk-users 1 .\n", 13) && !strstr(text, "fork"));
+	free(text);
+	return 0;
+}
+
+/*
  * A literal's or variable's line follows its code= when a kernel update
  * moved it (the line= a hint): G_VAR found from a hint 36 lines off;
  * without code= the hint is the line, and the text must be on it; code=
@@ -1940,6 +1972,7 @@ int main(int argc, char **argv)
 		T(objects_naming_a_carrier_macro_are_built),
 		T(verify_checks_the_table_at_other_values),
 		T(objects_left_out_are_named),
+		T(users_walk_is_kept),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),
