@@ -273,9 +273,6 @@ out:
 	return err;
 }
 
-/* The refusal of a span whose check build has another shape there. */
-#define WHY_CHECK_SHAPE "the span cannot be found in that build"
-
 /* Whether t refuses a span of sp's function because the check build has
  * another shape there. */
 static bool check_lost(const struct xk_scope *t, const struct xk_scope_span *sp)
@@ -1288,7 +1285,9 @@ static void verify_span(const struct xk_scope *t, int i,
 	}
 	if (!r)
 		snprintf(why, sizeof(why), "no such span when checked there");
-	else if (r->cls == XK_SPAN_UNSUPPORTED && strstr(r->why, WHY_CHECK_SHAPE)) {
+	else if (r->cls == XK_SPAN_UNSUPPORTED &&
+		 (strstr(r->why, WHY_CHECK_SHAPE) ||
+		  strstr(r->why, WHY_CHECK_INPUTS))) {
 		/* that build's code there has another form: not compared */
 		res->nr_other++;
 		return;

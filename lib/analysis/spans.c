@@ -1160,6 +1160,37 @@ static uint64_t rnd(uint64_t *st)
 }
 
 /*
+ * Whether the variant's expression for loc (ve) reads other inputs than
+ * the baseline's at the probe point: io_uring_setup compares rcx at the
+ * default and rdx at N=1, the same source operand in another register.
+ * Asked once the values differ; names the first input only one reads.
+ */
+static bool other_inputs(struct span_work *w, const struct xk_scope_loc *loc,
+			 const struct sx *ve, char *why, size_t size)
+{
+	const struct sx *base = loc->kind == XK_LOC_MEM ?
+		(w->s.has_store ? w->s.st_val : NULL) :
+		loc->kind == XK_LOC_FLAGS ? sx_flags(&w->s) : w->s.reg[loc->kind];
+
+	if (!base)
+		return false;
+	for (int r = 0; r < XK_NR_INPUTS; r++) {
+		bool b = sx_reads_reg(base, r), v = sx_reads_reg(ve, r);
+
+		if (b == v)
+			continue;
+		if (r < XK_NR_REGS)
+			snprintf(why, size, "%s %s", xk_reg_name(r),
+				 b ? "read by the baseline only" : "read by that build only");
+		else
+			snprintf(why, size, "memory input %d %s", r - XK_NR_REGS,
+				 b ? "read by the baseline only" : "read by that build only");
+		return true;
+	}
+	return false;
+}
+
+/*
  * The fitted programs against a variant compiled with another value, by
  * value: the variant's own span (between the instructions aligned with the
  * baseline's span start and probe point) is executed symbolically and both
@@ -1168,6 +1199,7 @@ static uint64_t rnd(uint64_t *st)
 static int check_variant(struct func_ctx *c, struct span_work *w,
 			 struct xk_scope_span *sp, int v)
 {
+	char why[96];
 	const struct xk_func_code *vc = &c->var[v];
 	int64_t n = c->in->variant[v].value;
 	ssize_t vs = c->match[v][w->start], ve = c->match[v][w->end + 1];
@@ -1182,8 +1214,7 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 	int err;
 
 	if (vs < 0 || ve < 0 || ve <= vs) {
-		span_refuse(sp, "check with N=%lld: the span cannot be found in "
-			     "that build", (long long)n);
+		span_refuse(sp, "check with N=%lld: " WHY_CHECK_SHAPE, (long long)n);
 		return -ENOTSUP;
 	}
 	err = sx_init(&vsx);
@@ -1269,6 +1300,13 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 				want &= xk_mask(loc->width);
 				got &= xk_mask(loc->width);
 			}
+			if (want != got && other_inputs(w, loc, ve_expr, why,
+							sizeof(why))) {
+				span_refuse(sp, "check with N=%lld: " WHY_CHECK_INPUTS
+					     " (%s)", (long long)n, why);
+				err = -ENOTSUP;
+				break;
+			}
 			if (want != got) {
 				span_refuse(sp, "check with N=%lld: the fitted %s is "
 					     "%#llx where that build computes "
@@ -1312,8 +1350,7 @@ static int check_emulated(struct func_ctx *c, struct span_work *w,
 	if (w->start > 0 && c->match[v][w->start - 1] >= 0)
 		vs = c->match[v][w->start - 1] + 1;
 	if (vs < 0 || ve < 0 || ve <= vs) {
-		span_refuse(sp, "check with N=%lld: the span cannot be found in "
-			     "that build", (long long)n);
+		span_refuse(sp, "check with N=%lld: " WHY_CHECK_SHAPE, (long long)n);
 		return -ENOTSUP;
 	}
 	memset(want, 0, sizeof(want));

@@ -39,6 +39,15 @@ struct gen_input {
 	const char *heap_call;
 };
 
+/*
+ * The refusals of a span whose check build has other code there: the span
+ * not found (another shape), or found but reading other registers or
+ * memory than the baseline's (another register allocation). xk gen
+ * --verify counts such a span as not compared, not as a disagreement.
+ */
+#define WHY_CHECK_SHAPE "the span cannot be found in that build"
+#define WHY_CHECK_INPUTS "that build's span reads other inputs"
+
 /* The baseline's function of a span, by its name (less module:) and size,
  * or NULL. */
 struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *sp);

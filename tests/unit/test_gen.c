@@ -1874,6 +1874,30 @@ static int verify_checks_the_table_at_other_values(void)
 }
 
 /*
+ * A check build whose span reads its operand from another register is
+ * other code, not a disagreement: IORING_MAX_ENTRIES at N=1 compares
+ * p->cq_entries in rdx (the baseline: rcx) against 2 * N. Without the
+ * inputs compared, the flags of rcx - 2 differ from those of rdx - 2 on
+ * random registers and the span would be counted as disagreeing.
+ */
+static int verify_tells_other_registers_from_other_values(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_verify_result r;
+	struct xk_constant c;
+	struct xk_scope t;
+
+	CHECK(b);
+	CHECK(xk_constant_resolve(STOCK, "IORING_MAX_ENTRIES", &c) == 0 &&
+	      xk_build(&kernel, &c, NULL, b) == 0 && xk_gen(&kernel, &c, b, &t) == 0);
+	free(b);
+	CHECK(xk_gen_verify(&kernel, &c, &t, 1, &r) == 0);
+	CHECK(r.nr_failed == 0 && r.nr_checked >= 1 && r.nr_other >= 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * MAX_RW_COUNT's catalog entry lists fs/read_write.o alone; splice and
  * io_uring name the macro too: the table says which objects keep the
  * compiled-in cap. A constant whose objects= lists every user (none
@@ -1973,6 +1997,7 @@ int main(int argc, char **argv)
 		T(verify_checks_the_table_at_other_values),
 		T(objects_left_out_are_named),
 		T(users_walk_is_kept),
+		T(verify_tells_other_registers_from_other_values),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),

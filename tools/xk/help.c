@@ -343,7 +343,8 @@ static const struct page pages[] = {
 "                computed what that build computes, on 256 inputs). Prints\n"
 "                per value the spans that agree, disagree (with the\n"
 "                reason) and were not compared (that build has other code\n"
-"                there; per-value and replayed spans are built and checked\n"
+"                there, or reads other registers; per-value and replayed\n"
+"                spans are built and checked\n"
 "                when set); -j: verify. Exit status 1 when one disagrees.\n"
 "                Repeatable; bench/fidelity.sh runs it over the bounds\n"
 "    --release R, --catalog  as for xk build\n" },
