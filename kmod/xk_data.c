@@ -34,6 +34,8 @@
 #include <linux/uaccess.h>
 #include <asm/pgtable.h>
 
+#include <linux/version.h>
+
 #include "xk_internal.h"
 
 /*
@@ -106,6 +108,28 @@ static bool module_named(const struct module *mod, const char *func)
 }
 
 /*
+ * Module mod's writable data, [*start, *end). Since 6.4 a region of its
+ * own (mem[MOD_DATA]); before (Debian 12's 6.1), the part of the core
+ * layout after text, read-only and read-only-after-init data, which the
+ * layout's sizes count from its base.
+ */
+static void module_data(const struct module *mod, unsigned long *start,
+			unsigned long *end)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	const struct module_memory *m = &mod->mem[MOD_DATA];
+
+	*start = (unsigned long)m->base;
+	*end = *start + m->size;
+#else
+	const struct module_layout *l = &mod->core_layout;
+
+	*start = (unsigned long)l->base + l->ro_after_init_size;
+	*end = (unsigned long)l->base + l->size;
+#endif
+}
+
+/*
  * The live module whose data holds [field, field + size), one the table
  * names for the variable it calls func (module_named), with a reference
  * taken; NULL with why in error (no module's, another module's, one coming
@@ -120,11 +144,12 @@ static struct module *data_module(unsigned long field, u32 size,
 
 	preempt_disable();
 	list_for_each_entry_rcu(mod, module_list, list) {
-		const struct module_memory *m = &mod->mem[MOD_DATA];
+		unsigned long data, data_end;
 
 		if (!within_module(field, mod))
 			continue;
 		said = true;
+		module_data(mod, &data, &data_end);
 		if (mod == THIS_MODULE) {
 			xk_error(error, "span %d: the variable is xkernel's own", idx);
 		} else if (!module_named(mod, func)) {
@@ -134,8 +159,7 @@ static struct module *data_module(unsigned long field, u32 size,
 		} else if (READ_ONCE(mod->state) != MODULE_STATE_LIVE) {
 			xk_error(error, "span %d: module %s is coming or going", idx,
 				 mod->name);
-		} else if (!inside(field, size, (unsigned long)m->base,
-				   (unsigned long)m->base + m->size)) {
+		} else if (!inside(field, size, data, data_end)) {
 			xk_error(error, "span %d: the variable is not in module %s's "
 				 "data (read-only, init or text)", idx, mod->name);
 		} else if (!try_module_get(mod)) {

@@ -13,6 +13,16 @@
 
 #include "xk_ioctl.h"
 
+/*
+ * Kernels before 6.4 (Debian 12's 6.1): io_uring's workers, the only user
+ * tasks running kernel code only, are PF_IO_WORKER; 6.4 named the class
+ * PF_USER_WORKER (vhost's workers joined it).
+ */
+#include <linux/sched.h>
+#ifndef PF_USER_WORKER
+#define PF_USER_WORKER PF_IO_WORKER
+#endif
+
 #define XK_MAX_PINS 64		/* threads holding a policy's value in a safe span */
 
 struct xk_const;

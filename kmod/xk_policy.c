@@ -63,10 +63,21 @@
 #include <linux/slab.h>
 #include <linux/tracepoint.h>
 
+#include <linux/utsname.h>
+#include <linux/version.h>
+
 #include "xk_internal.h"
 #include "xk_kfunc.h"
 
 atomic64_t xk_refused_outside;
+
+/*
+ * Policies need what this file confines them with: a kfunc set's filter
+ * (6.9), the program's own sleepable flag and the uprobe mark of the run
+ * context (6.10). An older kernel (Debian 12's 6.1) loads constants and
+ * sets values; a policy is refused at load, naming the kernel.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 
 /*
  * A kprobe of the module's own: at a span's probe point (hit_handler, which
@@ -804,3 +815,44 @@ int xk_policy_init(void)
 {
 	return register_btf_kfunc_id_set(BPF_PROG_TYPE_KPROBE, &xk_kfunc_set);
 }
+
+#else	/* before 6.10: no policies */
+
+static int no_policies(char *error)
+{
+	xk_error(error, "eBPF policies need Linux 6.10 or later (the kfunc "
+		 "filter and run-context marks that confine xk_choose to the "
+		 "module's own kprobe programs); this kernel is %s: load the "
+		 "constant without --policy and set its value", init_utsname()->release);
+	return -EOPNOTSUPP;
+}
+
+/* At module init: no kfunc is registered. */
+int xk_policy_init(void)
+{
+	return 0;
+}
+
+/* No constant has a policy: nothing to report. Under xk_lock. */
+void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req)
+{
+}
+
+/* At load with --policy, under xk_lock: refused, naming the kernel. */
+int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error)
+{
+	return no_policies(error);
+}
+
+/* XK_IOC_POLICY_PROG, under xk_lock: no constant has a policy. */
+int xk_policy_set_prog(u64 cookie, int prog_fd, char *error)
+{
+	return no_policies(error);
+}
+
+/* At destroy, under xk_lock: no constant was armed. */
+void xk_policy_release(struct xk_const *c)
+{
+}
+
+#endif

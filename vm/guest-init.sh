@@ -36,12 +36,23 @@ fail() {
 
 [ "$XK_INTERACTIVE" = 1 ] || $B stty -F $OUT raw -echo 2>/dev/null
 
+# what the kernel needs to reach the host, where the target builds it as
+# modules (virtio PCI, fuse, virtiofs): carried in /xk/mod, in load order
+for m in /xk/mod/*.ko; do
+	[ -e "$m" ] || continue
+	$B insmod "$m" || fail "cannot load ${m##*/} (the target's module)"
+done
 $B mount -t virtiofs -o ro hostroot /lower ||
 	fail "cannot mount the host's root file system (virtiofs)"
 $B mount -t tmpfs -o mode=0755 upper /upper
 $B mkdir -p /upper/data /upper/work
-$B chroot /lower /sbin/insmod "$XK_MODULES/kernel/fs/overlayfs/overlay.ko.xz" ||
-	fail "cannot load overlay.ko from $XK_MODULES (is kmod installed?)"
+# overlay.ko, compressed or not, unless it is built in
+for m in /lower$XK_MODULES/kernel/fs/overlayfs/overlay.ko*; do
+	[ -e "$m" ] || continue
+	$B chroot /lower /sbin/insmod "${m#/lower}" ||
+		fail "cannot load ${m#/lower} (is kmod installed?)"
+	break
+done
 $B mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work,redirect_dir=off,index=off,metacopy=off \
 	overlay /newroot || fail "cannot mount the overlay root"
 

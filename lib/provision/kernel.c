@@ -494,6 +494,121 @@ static int unpack_source(struct xk_kernel *k, struct kernel_pkgs *p)
 	return err ?: stamp(k, "source");
 }
 
+/* One option of a .config: "CONFIG_X=v", or "# CONFIG_X is not set" (n). */
+struct config_opt {
+	const char *name, *val;
+	int nl, vl;
+};
+
+static int config_opt_cmp(const void *a, const void *b)
+{
+	const struct config_opt *x = a, *y = b;
+	int c = strncmp(x->name, y->name, x->nl < y->nl ? x->nl : y->nl);
+
+	return c ?: x->nl - y->nl;
+}
+
+/* The options of a .config's text, sorted by name (malloc'd, in *opts). */
+static int config_opts(const char *text, struct config_opt **opts, int *nr)
+{
+	int cap = 0;
+
+	*opts = NULL;
+	*nr = 0;
+	for (const char *l = text; *l; l += strcspn(l, "\n"), l += !!*l) {
+		struct config_opt o = { .name = l };
+		int len = (int)strcspn(l, "\n");
+
+		if (!strncmp(l, "CONFIG_", 7)) {
+			o.nl = (int)strcspn(l, "=\n");
+			if (l[o.nl] != '=')
+				continue;
+			o.val = l + o.nl + 1;
+			o.vl = len - o.nl - 1;
+		} else if (!strncmp(l, "# CONFIG_", 9) && len > 11 &&
+			   !strncmp(l + len - 11, " is not set", 11)) {
+			o.name = l + 2;
+			o.nl = len - 13;
+			o.val = "n";
+			o.vl = 1;
+		} else {
+			continue;
+		}
+		if (*nr == cap) {
+			struct config_opt *more;
+
+			cap = cap ? 2 * cap : 4096;
+			more = realloc(*opts, cap * sizeof(**opts));
+			if (!more) {
+				free(*opts);
+				*opts = NULL;
+				return xk_err(-ENOMEM, "%s: out of memory", __func__);
+			}
+			*opts = more;
+		}
+		(*opts)[(*nr)++] = o;
+	}
+	qsort(*opts, *nr, sizeof(**opts), config_opt_cmp);
+	return 0;
+}
+
+/*
+ * Whether olddefconfig kept the shipped configuration: each option has the
+ * same value in both (absent counts as not set). Options the kernel's
+ * Kconfig probes from the toolchain (CONFIG_CC_HAS_*,
+ * CONFIG_FTRACE_MCOUNT_USE_CC, ...) change when a probe fails here, and the
+ * objects then differ from the shipped code (with the compiler's
+ * -mrecord-mcount not taken, objtool turns every __fentry__ call into a
+ * NOP). Rust's version probes are left out while the kernel builds no
+ * Rust. Returns how many differ, naming the first ones in why.
+ */
+static int config_kept(const char *shipped_path, const char *made_path,
+		       char *why, size_t size)
+{
+	static const struct config_opt unset = { .val = "n", .vl = 1 };
+	char *text[2] = { NULL, NULL };
+	struct config_opt *o[2] = { NULL, NULL };
+	int n[2] = { 0, 0 }, i = 0, j = 0, nr = 0, err;
+	bool rust = false;
+
+	why[0] = '\0';
+	err = xk_read_file(shipped_path, &text[0], NULL) ?:
+	      xk_read_file(made_path, &text[1], NULL);
+	if (err)
+		err = xk_err(err, "cannot read %s or %s", shipped_path, made_path);
+	err = err ?: config_opts(text[0], &o[0], &n[0]) ?:
+	      config_opts(text[1], &o[1], &n[1]);
+	for (int k = 0; !err && k < n[0]; k++)
+		rust |= o[0][k].nl == 11 && !strncmp(o[0][k].name, "CONFIG_RUST", 11) &&
+			o[0][k].vl == 1 && o[0][k].val[0] == 'y';
+	while (!err && (i < n[0] || j < n[1])) {
+		int c = i == n[0] ? 1 : j == n[1] ? -1 : config_opt_cmp(&o[0][i], &o[1][j]);
+		const struct config_opt *a = c <= 0 ? &o[0][i] : &unset;
+		const struct config_opt *b = c >= 0 ? &o[1][j] : &unset;
+		const struct config_opt *named = c <= 0 ? a : b;
+
+		i += c <= 0;
+		j += c >= 0;
+		if ((a->vl == b->vl && !strncmp(a->val, b->val, a->vl)) ||
+		    (!rust && named->nl > 13 &&
+		     !strncmp(named->name, "CONFIG_RUSTC_", 13)))
+			continue;
+		if (nr++ < 4)
+			snprintf(why + strlen(why), size - strlen(why),
+				 "%s%.*s (%.*s here, %.*s shipped)", nr > 1 ? ", " : "",
+				 named->nl < 60 ? named->nl : 60, named->name,
+				 b->vl < 40 ? b->vl : 40, b->val,
+				 a->vl < 40 ? a->vl : 40, a->val);
+	}
+	if (!err && nr > 4)
+		snprintf(why + strlen(why), size - strlen(why), " and %d more", nr - 4);
+	free(o[0]);
+	free(o[1]);
+	free(text[0]);
+	free(text[1]);
+	return err ?: nr;
+}
+
 /* .config from the headers, olddefconfig, prepare: single objects build. */
 static int prepare_source(struct xk_kernel *k)
 {
@@ -517,6 +632,24 @@ static int prepare_source(struct xk_kernel *k)
 
 		pr_info("configuring the source tree (%s)\n", cc);
 		err = xk_run_step("make olddefconfig", &cmd);
+	}
+	if (!err) {
+		char why[640];
+		int nr = config_kept(cfg, dst, why, sizeof(why));
+
+		if (nr > 0)
+			err = xk_err(-ESTALE, "the configuration made here differs "
+					      "from the shipped kernel's in %d "
+					      "option%s: %s; a probe of the "
+					      "toolchain answered otherwise than "
+					      "where %s was built (another "
+					      "compiler or tool, or a probe that "
+					      "failed: xk kernel fetch again "
+					      "redoes it; see %s/.config)", nr,
+				     nr == 1 ? "" : "s", why, k->release,
+				     k->source);
+		else if (nr < 0)
+			err = nr;
 	}
 	if (!err) {
 		const char *argv[] = { "make", "-s", "-C", k->source, ccvar,

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "vm.h"
 #include "xk/provision.h"
 
 extern char **environ;
@@ -189,11 +190,186 @@ static int command_script(const struct xk_kernel *k,
 	return 0;
 }
 
+/*
+ * The modules the guest's init loads before it can read the host's files:
+ * the virtio PCI transport and virtiofs, where the target builds them as
+ * modules (Debian 12's 6.1 kernels: CONFIG_VIRTIO_PCI=m, CONFIG_FUSE_FS=m,
+ * CONFIG_VIRTIO_FS=m; its 6.12 cloud kernel has them built in), each after
+ * the modules it depends on.
+ */
+static const char *const early_modules[] = { "virtio_pci", "virtiofs", NULL };
+
+/* Whether path (a modules.dep word) is module name's file. */
+static bool module_file_is(const char *path, size_t len, const char *name)
+{
+	const char *base = path, *dot;
+	size_t n;
+
+	for (const char *p = path; p < path + len; p++)
+		if (*p == '/')
+			base = p + 1;
+	dot = memchr(base, '.', len - (base - path));
+	n = dot ? (size_t)(dot - base) : len - (base - path);
+	if (n != strlen(name))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((base[i] == '-' ? '_' : base[i]) != name[i])
+			return false;
+	return true;
+}
+
+/* Appends a modules.dep word to the load order, once. */
+static int early_add(char order[][XK_PATH_MAX], int *nr, const char *path,
+		     size_t len)
+{
+	for (int i = 0; i < *nr; i++)
+		if (strlen(order[i]) == len && !strncmp(order[i], path, len))
+			return 0;
+	if (*nr == MAX_EARLY_MODULES)
+		return xk_err(-E2BIG, "the guest needs more than %d modules before "
+				      "it reaches the host", MAX_EARLY_MODULES);
+	if (len >= XK_PATH_MAX)
+		return xk_err(-ENAMETOOLONG, "modules.dep: a path too long");
+	memcpy(order[*nr], path, len);
+	order[(*nr)++][len] = '\0';
+	return 0;
+}
+
+/*
+ * The early modules of k in the order they load (modules.dep lists a
+ * module's dependencies so that the last loads first, as modprobe does),
+ * as paths under k->modules; none when each is built in (not in
+ * modules.dep).
+ */
+int early_module_order(const struct xk_kernel *k, char order[][XK_PATH_MAX],
+		       int *nr)
+{
+	char path[XK_PATH_MAX], *dep = NULL;
+	int err;
+
+	*nr = 0;
+	err = xk_snprintf(path, sizeof(path), "%s/modules.dep", k->modules);
+	if (err)
+		return xk_err(err, "%s/modules.dep: path too long", k->modules);
+	err = xk_read_file(path, &dep, NULL);
+	if (err)
+		return xk_err(err, "cannot read %s (the target's module tree)", path);
+	for (int m = 0; early_modules[m] && !err; m++) {
+		const char *line = dep, *found = NULL;
+
+		for (; *line; line += strcspn(line, "\n"), line += !!*line) {
+			size_t len = strcspn(line, ":\n");
+
+			if (line[len] == ':' && module_file_is(line, len,
+							       early_modules[m])) {
+				found = line;
+				break;
+			}
+		}
+		if (!found)
+			continue;	/* built in */
+		{
+			const char *colon = strchr(found, ':');
+			const char *end = found + strcspn(found, "\n");
+			const char *w[MAX_EARLY_MODULES];
+			size_t wl[MAX_EARLY_MODULES];
+			int nw = 0;
+
+			/* the dependencies, last first */
+			for (const char *p = colon + 1; p < end && !err;) {
+				p += strspn(p, " ");
+				if (p >= end)
+					break;
+				if (nw == MAX_EARLY_MODULES) {
+					err = xk_err(-E2BIG, "%s depends on more than %d "
+							     "modules", early_modules[m],
+						     MAX_EARLY_MODULES);
+					break;
+				}
+				w[nw] = p;
+				wl[nw] = strcspn(p, " \n");
+				p += wl[nw++];
+			}
+			while (nw > 0 && !err) {
+				nw--;
+				err = early_add(order, nr, w[nw], wl[nw]);
+			}
+			err = err ?: early_add(order, nr, found, colon - found);
+		}
+	}
+	free(dep);
+	return err;
+}
+
+/* A module's file, decompressed when Kbuild compressed it (.xz, .zst, .gz). */
+static int read_module(const char *run, const char *path, char **buf, size_t *len)
+{
+	static const char *const tools[][2] = { { ".xz", "xz" }, { ".zst", "zstd" },
+						 { ".gz", "gzip" } };
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		size_t sl = strlen(tools[i][0]);
+		const char *argv[] = { tools[i][1], "-dc", path, NULL };
+		char out[XK_PATH_MAX];
+		int fd, err;
+
+		if (n < sl || strcmp(path + n - sl, tools[i][0]))
+			continue;
+		err = xk_snprintf(out, sizeof(out), "%s/module.ko", run);
+		if (err)
+			return xk_err(err, "%s: path too long", run);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return xk_err(-errno, "cannot create %s", out);
+		{
+			struct xk_cmd cmd = { .argv = argv, .out_fd = fd,
+					      .in_fd = -1, .err_fd = -1 };
+
+			err = xk_run_step(tools[i][1], &cmd);
+		}
+		close(fd);
+		err = err ?: xk_read_file(out, buf, len);
+		unlink(out);
+		if (err)
+			return xk_err(err, "cannot decompress %s", path);
+		return 0;
+	}
+	return xk_read_file(path, buf, len);
+}
+
+/* The early modules into the initramfs, as xk/mod/NN-name.ko. */
+static int add_early_modules(struct cpio *c, const char *run,
+			     const struct xk_kernel *k)
+{
+	char order[MAX_EARLY_MODULES][XK_PATH_MAX];
+	int nr, err;
+
+	err = early_module_order(k, order, &nr) ?:
+	      (nr ? cpio_add(c, "xk/mod", S_IFDIR | 0755, NULL, 0) : 0);
+	for (int i = 0; i < nr && !err; i++) {
+		char path[XK_PATH_MAX], name[96], *buf = NULL;
+		const char *base = strrchr(order[i], '/');
+		size_t len;
+
+		base = base ? base + 1 : order[i];
+		err = xk_snprintf(path, sizeof(path), "%s/%s", k->modules, order[i]) ?:
+		      xk_snprintf(name, sizeof(name), "xk/mod/%02d-%.*s.ko", i,
+				  (int)strcspn(base, "."), base);
+		err = err ?: read_module(run, path, &buf, &len);
+		if (err)
+			break;
+		err = cpio_add(c, name, S_IFREG | 0644, buf, len);
+		free(buf);
+	}
+	return err;
+}
+
 static int write_initramfs(const char *path, const struct xk_kernel *k,
 			   const struct xk_vm_opts *opts)
 {
 	struct cpio c = { 0 };
-	char *busybox = NULL, *script = NULL, *env = NULL;
+	char *busybox = NULL, *script = NULL, *env = NULL, run[XK_PATH_MAX];
 	size_t bb_len;
 	int err;
 
@@ -220,8 +396,17 @@ static int write_initramfs(const char *path, const struct xk_kernel *k,
 		       xk_guest_init_end - xk_guest_init) ?:
 	      cpio_add(&c, "bin/busybox", S_IFREG | 0755, busybox, bb_len) ?:
 	      cpio_add(&c, "xk/env", S_IFREG | 0644, env, strlen(env)) ?:
-	      cpio_add(&c, "xk/cmd.sh", S_IFREG | 0755, script, strlen(script)) ?:
-	      cpio_add(&c, "TRAILER!!!", 0, NULL, 0);
+	      cpio_add(&c, "xk/cmd.sh", S_IFREG | 0755, script, strlen(script));
+	if (!err) {
+		/* the run directory, where a module is decompressed */
+		xk_strlcpy(run, path, sizeof(run));
+		if (strrchr(run, '/'))
+			*strrchr(run, '/') = '\0';
+		else
+			xk_strlcpy(run, ".", sizeof(run));
+		err = add_early_modules(&c, run, k);
+	}
+	err = err ?: cpio_add(&c, "TRAILER!!!", 0, NULL, 0);
 	if (fclose(c.f) && !err)
 		err = -errno;
 	if (err)
