@@ -83,12 +83,16 @@ all: $(XK) $(UNIT_BINS) $(BUILD)/layers.ok
 
 policies: $(POLICIES)
 
-# the types of the target kernel, from its BTF (CO-RE relocates the rest)
+# the types of the target kernel, from its BTF (CO-RE relocates the rest):
+# the headers' vmlinux (6.12's headers ship one), else the image's own,
+# extracted at fetch (6.1's headers have none)
 $(BPF_OUT)/vmlinux.h: | $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \
 		echo "make policies: no target kernel:" >&2; $(XK) kernel info >/dev/null; exit 1; fi
 	@mkdir -p $(dir $@)
-	bpftool btf dump file $(KHEADERS)/vmlinux format c > $@.tmp && mv $@.tmp $@
+	btf=$(KHEADERS)/vmlinux; [ -e "$$btf" ] || \
+		btf=$$($(XK) -q kernel info --field dir)/vmlinux; \
+	bpftool btf dump file $$btf format c > $@.tmp && mv $@.tmp $@
 
 # a policy's glue: one header per constant it includes as "NAME.xk.h",
 # made by xk gen from the scope table (analysis cached: fractions of a second);

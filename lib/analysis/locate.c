@@ -384,6 +384,16 @@ int locate_macro(const struct xk_kernel *k, const struct tree *t,
 	const char *body = NULL;
 	int err, n = 0;
 
+	/* the catalog's file= is that of the kernels it was written for: in
+	 * another, the macro may live elsewhere (SHRINK_BATCH, in
+	 * mm/shrinker.c since 6.7, is in mm/vmscan.c in 6.1) */
+	if (c->file[0] && !t->module &&
+	    !xk_snprintf(path, sizeof(path), "%s/%s", t->src, c->file) &&
+	    !xk_exists(path)) {
+		pr_info("%s: %s is not in the source of %s; its #define is "
+			"looked up by name\n", c->name, c->file, k->release);
+		c->file[0] = '\0';
+	}
 	if (!c->file[0]) {
 		char *index = NULL, *hits = NULL;
 
