@@ -88,6 +88,11 @@ struct xk_kernel_opts {
  */
 int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k);
 
+/* The shipped module ko ("block/bfq.ko", under the module tree's kernel/),
+ * decompressed into the kernel's cache once: its path in out. */
+int xk_shipped_module(const struct xk_kernel *k, const char *ko, char *out,
+		      size_t size);
+
 /* The target kernel of the cache (rules above); -ENOENT when there is none
  * or the release named is not in the cache, with the cause (naming the
  * kernels that are) in xk_last_error(). */

@@ -230,51 +230,6 @@ out_syms:
 	return err;
 }
 
-/*
- * The shipped module, decompressed once into the cache (the image package
- * ships .ko.xz; a plain or .zst one is taken too).
- */
-int xk_shipped_module(const struct xk_kernel *k, const char *ko, char *out,
-		      size_t size)
-{
-	static const struct { const char *ext; const char *tool; } forms[] = {
-		{ ".xz", "xz" }, { ".zst", "zstd" }, { "", NULL },
-	};
-	char src[XK_PATH_MAX], dir[XK_PATH_MAX];
-	int err;
-
-	err = xk_snprintf(dir, sizeof(dir), "%s/xk-build/modules", k->dir) ?:
-	      xk_mkdir_p(dir) ?:
-	      xk_snprintf(out, size, "%s/%s", dir, strrchr(ko, '/') ?
-			  strrchr(ko, '/') + 1 : ko);
-	if (err)
-		return xk_err(err, "%s: path too long", ko);
-	if (xk_exists(out))
-		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(forms); i++) {
-		char script[XK_PATH_MAX * 3];
-
-		if (xk_snprintf(src, sizeof(src), "%s/kernel/%s%s", k->modules, ko,
-				forms[i].ext) || !xk_exists(src))
-			continue;
-		if (!forms[i].tool)
-			return xk_copy_file(src, out, 0644);
-		err = xk_snprintf(script, sizeof(script),
-				  "%s -dc '%s' > '%s.tmp' && mv '%s.tmp' '%s'",
-				  forms[i].tool, src, out, out, out);
-		if (!err) {
-			const char *argv[] = { "/bin/sh", "-c", script, NULL };
-			struct xk_cmd cmd = { .argv = argv };
-
-			err = xk_run_step("decompressing the shipped module", &cmd);
-		}
-		return err;
-	}
-	return xk_err(-ENOENT, "the image package ships no %s under %s/kernel: "
-			       "is the module built in this configuration?",
-		      ko, k->modules);
-}
-
 int xk_identity_check_module(const struct xk_kernel *k, const char *obj_path,
 			     const char *obj_name, const char *ko, int *checked)
 {

@@ -21,10 +21,6 @@ int xk_identity_check(const struct xk_kernel *k, const char *obj_path,
  */
 int xk_identity_check_module(const struct xk_kernel *k, const char *obj_path,
 			     const char *obj_name, const char *ko, int *checked);
-/* The shipped module ko ("block/bfq.ko"), decompressed into the cache:
- * its path in out. */
-int xk_shipped_module(const struct xk_kernel *k, const char *ko, char *out,
-		      size_t size);
 /* Each span's number of same-named functions in the target kernel. */
 int xk_count_copies(const struct xk_kernel *k, struct xk_scope *t);
 

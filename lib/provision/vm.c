@@ -301,46 +301,8 @@ int early_module_order(const struct xk_kernel *k, char order[][XK_PATH_MAX],
 	return err;
 }
 
-/* A module's file, decompressed when Kbuild compressed it (.xz, .zst, .gz). */
-static int read_module(const char *run, const char *path, char **buf, size_t *len)
-{
-	static const char *const tools[][2] = { { ".xz", "xz" }, { ".zst", "zstd" },
-						 { ".gz", "gzip" } };
-	size_t n = strlen(path);
-
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
-		size_t sl = strlen(tools[i][0]);
-		const char *argv[] = { tools[i][1], "-dc", path, NULL };
-		char out[XK_PATH_MAX];
-		int fd, err;
-
-		if (n < sl || strcmp(path + n - sl, tools[i][0]))
-			continue;
-		err = xk_snprintf(out, sizeof(out), "%s/module.ko", run);
-		if (err)
-			return xk_err(err, "%s: path too long", run);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return xk_err(-errno, "cannot create %s", out);
-		{
-			struct xk_cmd cmd = { .argv = argv, .out_fd = fd,
-					      .in_fd = -1, .err_fd = -1 };
-
-			err = xk_run_step(tools[i][1], &cmd);
-		}
-		close(fd);
-		err = err ?: xk_read_file(out, buf, len);
-		unlink(out);
-		if (err)
-			return xk_err(err, "cannot decompress %s", path);
-		return 0;
-	}
-	return xk_read_file(path, buf, len);
-}
-
 /* The early modules into the initramfs, as xk/mod/NN-name.ko. */
-static int add_early_modules(struct cpio *c, const char *run,
-			     const struct xk_kernel *k)
+static int add_early_modules(struct cpio *c, const struct xk_kernel *k)
 {
 	char order[MAX_EARLY_MODULES][XK_PATH_MAX];
 	int nr, err;
@@ -348,15 +310,22 @@ static int add_early_modules(struct cpio *c, const char *run,
 	err = early_module_order(k, order, &nr) ?:
 	      (nr ? cpio_add(c, "xk/mod", S_IFDIR | 0755, NULL, 0) : 0);
 	for (int i = 0; i < nr && !err; i++) {
-		char path[XK_PATH_MAX], name[96], *buf = NULL;
-		const char *base = strrchr(order[i], '/');
+		char ko[XK_PATH_MAX], path[XK_PATH_MAX], name[96], *buf = NULL;
+		const char *rel = order[i], *base = strrchr(rel, '/'), *ext;
 		size_t len;
 
-		base = base ? base + 1 : order[i];
-		err = xk_snprintf(path, sizeof(path), "%s/%s", k->modules, order[i]) ?:
+		/* modules.dep's kernel/fs/fuse/fuse.ko.xz is xk_shipped_module's
+		 * fs/fuse/fuse.ko */
+		if (!strncmp(rel, "kernel/", 7))
+			rel += 7;
+		base = base ? base + 1 : rel;
+		ext = strstr(rel, ".ko");
+		err = xk_snprintf(ko, sizeof(ko), "%.*s", ext ? (int)(ext - rel) + 3 :
+				  (int)strlen(rel), rel) ?:
 		      xk_snprintf(name, sizeof(name), "xk/mod/%02d-%.*s.ko", i,
-				  (int)strcspn(base, "."), base);
-		err = err ?: read_module(run, path, &buf, &len);
+				  (int)strcspn(base, "."), base) ?:
+		      xk_shipped_module(k, ko, path, sizeof(path)) ?:
+		      xk_read_file(path, &buf, &len);
 		if (err)
 			break;
 		err = cpio_add(c, name, S_IFREG | 0644, buf, len);
@@ -369,7 +338,7 @@ static int write_initramfs(const char *path, const struct xk_kernel *k,
 			   const struct xk_vm_opts *opts)
 {
 	struct cpio c = { 0 };
-	char *busybox = NULL, *script = NULL, *env = NULL, run[XK_PATH_MAX];
+	char *busybox = NULL, *script = NULL, *env = NULL;
 	size_t bb_len;
 	int err;
 
@@ -397,16 +366,8 @@ static int write_initramfs(const char *path, const struct xk_kernel *k,
 	      cpio_add(&c, "bin/busybox", S_IFREG | 0755, busybox, bb_len) ?:
 	      cpio_add(&c, "xk/env", S_IFREG | 0644, env, strlen(env)) ?:
 	      cpio_add(&c, "xk/cmd.sh", S_IFREG | 0755, script, strlen(script));
-	if (!err) {
-		/* the run directory, where a module is decompressed */
-		xk_strlcpy(run, path, sizeof(run));
-		if (strrchr(run, '/'))
-			*strrchr(run, '/') = '\0';
-		else
-			xk_strlcpy(run, ".", sizeof(run));
-		err = add_early_modules(&c, run, k);
-	}
-	err = err ?: cpio_add(&c, "TRAILER!!!", 0, NULL, 0);
+	err = err ?: add_early_modules(&c, k) ?:
+	      cpio_add(&c, "TRAILER!!!", 0, NULL, 0);
 	if (fclose(c.f) && !err)
 		err = -errno;
 	if (err)
