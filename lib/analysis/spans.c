@@ -1159,6 +1159,17 @@ static uint64_t rnd(uint64_t *st)
 	return *st;
 }
 
+/* What state s leaves at location loc: the store, the flags or a register
+ * (NULL when the span sets none). */
+static struct sx *loc_expr(struct sx_state *s, const struct xk_scope_loc *loc)
+{
+	if (loc->kind == XK_LOC_MEM)
+		return s->has_store ? s->st_val : NULL;
+	if (loc->kind == XK_LOC_FLAGS)
+		return sx_flags(s);
+	return s->reg[loc->kind];
+}
+
 /*
  * Whether the variant's expression for loc (ve) reads other inputs than
  * the baseline's at the probe point: io_uring_setup compares rcx at the
@@ -1168,23 +1179,20 @@ static uint64_t rnd(uint64_t *st)
 static bool other_inputs(struct span_work *w, const struct xk_scope_loc *loc,
 			 const struct sx *ve, char *why, size_t size)
 {
-	const struct sx *base = loc->kind == XK_LOC_MEM ?
-		(w->s.has_store ? w->s.st_val : NULL) :
-		loc->kind == XK_LOC_FLAGS ? sx_flags(&w->s) : w->s.reg[loc->kind];
+	const struct sx *base = loc_expr(&w->s, loc);
 
 	if (!base)
 		return false;
 	for (int r = 0; r < XK_NR_INPUTS; r++) {
-		bool b = sx_reads_reg(base, r), v = sx_reads_reg(ve, r);
+		bool b = sx_reads_reg(base, r);
+		char mem[24];
 
-		if (b == v)
+		if (b == sx_reads_reg(ve, r))
 			continue;
-		if (r < XK_NR_REGS)
-			snprintf(why, size, "%s %s", xk_reg_name(r),
-				 b ? "read by the baseline only" : "read by that build only");
-		else
-			snprintf(why, size, "memory input %d %s", r - XK_NR_REGS,
-				 b ? "read by the baseline only" : "read by that build only");
+		snprintf(mem, sizeof(mem), "memory input %d", r - XK_NR_REGS);
+		snprintf(why, size, "%s read by %s only",
+			 r < XK_NR_REGS ? xk_reg_name(r) : mem,
+			 b ? "the baseline" : "that build");
 		return true;
 	}
 	return false;
@@ -1244,12 +1252,7 @@ static int check_variant(struct func_ctx *c, struct span_work *w,
 		struct sx_prog want_prog;
 		struct sx *ve_expr;
 
-		if (loc->kind == XK_LOC_MEM)
-			ve_expr = vsx.has_store ? vsx.st_val : NULL;
-		else if (loc->kind == XK_LOC_FLAGS)
-			ve_expr = sx_flags(&vsx);
-		else
-			ve_expr = vsx.reg[loc->kind];
+		ve_expr = loc_expr(&vsx, loc);
 		if (!ve_expr) {
 			span_refuse(sp, "check with N=%lld: %s is not set by that "
 				     "build's span", (long long)n,
