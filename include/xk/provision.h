@@ -188,6 +188,63 @@ int xk_vm_run(const struct xk_kernel *k, const struct xk_vm_opts *opts,
 	      struct xk_vm_result *res);
 void xk_vm_result_free(struct xk_vm_result *res);
 
+/* ------------------------------------------------------------------ */
+/* The host: what its running kernel allows (xk doctor)               */
+/* ------------------------------------------------------------------ */
+
+/* A GNU build id in hex: at most this many bytes (sha1 uses 20). */
+#define XK_BUILD_ID_MAX 64
+
+enum xk_host_state {
+	XK_HOST_OK,		/* nothing in the way */
+	XK_HOST_LIMITED,	/* a part of xkernel cannot work (detail says) */
+	XK_HOST_BLOCKED,	/* retuning cannot work on this host */
+};
+
+struct xk_host_check {
+	const char *name;	/* root, cache, build, modules, lockdown,
+				   kprobes, kallsyms, policies, xkernel */
+	enum xk_host_state state;
+	char detail[320];
+};
+
+#define XK_HOST_MAX_CHECKS 16
+struct xk_host_report {
+	char release[128];			/* the running kernel's */
+	char build_id[2 * XK_BUILD_ID_MAX + 1];	/* hex, "" when unknown */
+	int nr;
+	struct xk_host_check check[XK_HOST_MAX_CHECKS];
+	int blocked;				/* checks XK_HOST_BLOCKED */
+};
+
+struct xk_host_opts {
+	size_t sz;
+	/* where /proc and /sys are looked up; NULL: / (a test gives a tree) */
+	const char *root;
+	/* the cache whose kernels the running one is compared with; NULL:
+	 * $XK_CACHE or ~/.cache/xkernel */
+	const char *cache_dir;
+	/* the effective uid to report; unset: geteuid() */
+	bool euid_set;
+	unsigned int euid;
+};
+
+/*
+ * What the running kernel allows: root, whether it is in the cache and
+ * the cached image's build (GNU build ids compared), modules and their
+ * signatures, lockdown, kprobes (built in, armed, optimized), kallsyms
+ * addresses, eBPF policies (BTF, Linux 6.10), whether xkernel.ko is
+ * loaded. Reads files only. 0 with the report (r->blocked counts what
+ * blocks a retune), or -errno when the release cannot be read.
+ */
+int xk_host_check(const struct xk_host_opts *opts, struct xk_host_report *r);
+/* "ok", "limited", "blocked". */
+const char *xk_host_state_name(enum xk_host_state s);
+/* The GNU build id of an ELF file (a vmlinux), in hex. */
+int xk_build_id_file(const char *path, char *hex, size_t size);
+/* The running kernel's, from /sys/kernel/notes. */
+int xk_build_id_running(char *hex, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -667,9 +667,64 @@ static int prepare_source(struct xk_kernel *k)
 }
 
 /*
+ * Host mode: the kernel fetched runs on this host, so its own /proc/kallsyms
+ * is the truth and no guest is booted. Only when the running kernel's GNU
+ * build id is the image's (a kernel built separately under the same release
+ * would record another kernel's addresses) and the addresses show (root,
+ * kernel.kptr_restrict below 2). Runs at fetch, after vmlinux is extracted
+ * to vml. 1 with the symbols written to syms, 0 with why not in why
+ * ("" when another kernel runs here), -errno.
+ */
+static int host_symbols(const struct xk_kernel *k, const char *vml,
+			const char *syms, char *why, size_t size)
+{
+	char image_id[2 * XK_BUILD_ID_MAX + 1], host_id[2 * XK_BUILD_ID_MAX + 1];
+	unsigned long long text = 0;
+	struct utsname u;
+	char *buf, *line;
+	size_t len;
+	int err;
+
+	why[0] = '\0';
+	if (uname(&u) || strcmp(u.release, k->release))
+		return 0;
+	if (xk_build_id_file(vml, image_id, sizeof(image_id)) ||
+	    xk_build_id_running(host_id, sizeof(host_id))) {
+		snprintf(why, size, "%s", xk_last_error());
+		xk_err_clear();
+		return 0;
+	}
+	if (strcmp(image_id, host_id)) {
+		snprintf(why, size, "its build id %s is not the image's %s",
+			 host_id, image_id);
+		return 0;
+	}
+	err = xk_read_file("/proc/kallsyms", &buf, &len);
+	if (err) {
+		snprintf(why, size, "/proc/kallsyms: %s", strerror(-err));
+		return 0;
+	}
+	line = strstr(buf, " _text\n");
+	while (line && line > buf && line[-1] != '\n')
+		line--;
+	if (line)
+		sscanf(line, "%llx", &text);
+	if (!text) {
+		snprintf(why, size, "/proc/kallsyms shows no addresses "
+			 "(not root, or kernel.kptr_restrict=2)");
+		free(buf);
+		return 0;
+	}
+	err = xk_write_file(syms, buf, len, 0644);
+	free(buf);
+	return err ?: 1;
+}
+
+/*
  * What the identity check compares against: the shipped vmlinux, extracted
- * from vmlinuz, and where its functions are, from /proc/kallsyms of the
- * target booted once in the guest (the image ships no System.map).
+ * from vmlinuz, and where its functions are: from /proc/kallsyms of this
+ * host when it runs that very build (host_symbols), else of the target
+ * booted once in the guest (the image ships no System.map).
  */
 static int record_symbols(struct xk_kernel *k)
 {
@@ -690,12 +745,25 @@ static int record_symbols(struct xk_kernel *k)
 			  script, k->vmlinuz, vml, vml, vml);
 	if (err)
 		return err;
-	pr_info("extracting vmlinux and recording the kernel's symbols (one boot)\n");
+	pr_info("extracting vmlinux and recording the kernel's symbols\n");
 	{
 		const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
 		struct xk_cmd c = { .argv = sh, .log_path = log };
 
 		err = xk_run_step("extract-vmlinux", &c);
+	}
+	if (!err) {
+		char why[512];
+
+		err = host_symbols(k, vml, syms, why, sizeof(why));
+		if (err > 0) {
+			pr_info("recorded the kernel's symbols from this host's "
+				"/proc/kallsyms (it runs this very build)\n");
+			return stamp(k, "symbols");
+		}
+		if (!err && why[0])
+			pr_info("this host runs %s, but %s: reading its symbols "
+				"in the guest\n", k->release, why);
 	}
 	if (!err) {
 		XK_OPTS(xk_vm_opts, o, .argv = argv, .timeout_s = 300, .out_fd = -1,

@@ -11,7 +11,7 @@ help_pages() {
 	local topic
 	for topic in "" kernel "kernel fetch" "kernel info" "kernel list" \
 		"kernel use" vm "vm run" "vm shell" build gen load set unload status \
-		apply tune help version; do
+		apply tune doctor help version; do
 		# shellcheck disable=SC2086
 		out=$($XK help $topic) || die "no help page for '$topic'"
 		expect_match "help $topic" "$out" "^NAME"
@@ -103,7 +103,7 @@ command_help() {
 	local topic want
 	for topic in kernel "kernel fetch" "kernel info" "kernel list" \
 		"kernel use" vm "vm run" "vm shell" build gen load set unload status \
-		apply tune help version; do
+		apply tune doctor help version; do
 		# shellcheck disable=SC2086
 		want=$($XK help $topic) || die "no help page for '$topic'"
 		# shellcheck disable=SC2086

@@ -126,7 +126,7 @@ static const struct cli_cmd *const commands[] = {
 	&group_vm, &cmd_vm_run, &cmd_vm_shell,
 	&cmd_build, &cmd_gen, &cmd_load, &cmd_set, &cmd_unload, &cmd_status,
 	&cmd_settle,
-	&cmd_apply, &cmd_tune,
+	&cmd_apply, &cmd_tune, &cmd_doctor,
 	&cmd_help, &cmd_version,
 };
 
