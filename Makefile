@@ -190,6 +190,12 @@ soak: all
 	build/xk -q gen BLK_MAX_REQUEST_COUNT >/dev/null
 	build/xk vm run --timeout 5400 -- tests/soak/soak-guest.sh
 
+# xkernel-scopes-RELEASE: the scope tables of a kernel release, shipped
+# (scripts/scopes-deb.sh; RELEASE=R, CONSTANTS="A B", KEEP_GOING=1)
+.PHONY: scopes-deb
+scopes-deb: all
+	scripts/scopes-deb.sh
+
 # Debian packages (debian/): xkernel, xkernel-dkms, xkernel-dev, built with
 # dpkg-buildpackage (its own build directory, debian/build) and moved from
 # ../ to build/deb/; lintian checks them when it is installed

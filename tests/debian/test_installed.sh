@@ -5,10 +5,13 @@
 # Debian guest (xk vm run --debian, booted by tests/debian/run.sh, which
 # stages the packages of `make deb` and a scope table in STAGE).
 #
-#   boot 1: dpkg -i the three packages; DKMS builds the module for the
-#           running kernel; modprobe loads it and xk finds it that way;
-#           the table placed in /var/lib/xkernel, a tuning in
-#           /etc/xkernel; xkernel.service (re)started applies it; a broken
+#   boot 1: dpkg -i the three packages and xkernel-scopes-RELEASE (the
+#           shipped tables); DKMS builds the module for the running kernel;
+#           modprobe loads it and xk finds it that way; a tuning in
+#           /etc/xkernel; xkernel.service (re)started applies it from the
+#           shipped table, with no kernel source or cache of it here (but
+#           a table shipped for another build of the release is refused,
+#           naming both build ids); a broken
 #           entry is one journal line and the rest is applied; man pages
 #           and completion work. Then the guest reboots (same disk).
 #   boot 2: xkernel.service applied the tuning at boot, its effect shows
@@ -27,7 +30,9 @@ cd "$(dirname "$0")/../.." || exit 125
 STATE=/var/lib/xk-test
 REL=$(uname -r)
 CONF=/etc/xkernel/50-test.conf
-SCOPES=/var/lib/xkernel/kernels/$REL/scopes
+CACHED=/var/lib/xkernel/kernels/$REL
+SHIPPED=/usr/lib/xkernel/scopes/$REL
+SCOPES_PKG=xkernel-scopes-$REL
 C=BLK_MAX_REQUEST_COUNT
 mkdir -p $STATE
 boot=$(( $(cat $STATE/boots 2>/dev/null || echo 0) + 1 ))
@@ -43,14 +48,14 @@ result() { systemctl show -P Result xkernel.service; }
 
 install_packages() {
 	local debs=("$STAGE"/xkernel_*.deb "$STAGE"/xkernel-dkms_*.deb
-		    "$STAGE"/xkernel-dev_*.deb) p
-	[ -e "${debs[0]}" ] && [ -e "${debs[1]}" ] && [ -e "${debs[2]}" ] ||
-		die "packages missing in $STAGE: ${debs[*]}"
+		    "$STAGE"/xkernel-dev_*.deb "$STAGE"/"$SCOPES_PKG"_*.deb) p
+	[ -e "${debs[0]}" ] && [ -e "${debs[1]}" ] && [ -e "${debs[2]}" ] &&
+		[ -e "${debs[3]}" ] || die "packages missing in $STAGE: ${debs[*]}"
 	local t0=$SECONDS
 	DEBIAN_FRONTEND=noninteractive dpkg -i "${debs[@]}" > $STATE/dpkg.log 2>&1 ||
 		die "dpkg -i failed: $(tail -n 20 $STATE/dpkg.log)"
 	echo $((SECONDS - t0)) > $STATE/dpkg.seconds
-	for p in xkernel xkernel-dkms xkernel-dev; do
+	for p in xkernel xkernel-dkms xkernel-dev "$SCOPES_PKG"; do
 		expect_eq "$p" "$(dpkg-query -W -f '${Status}' $p)" "install ok installed"
 	done
 	command -v xk | grep -qx /usr/bin/xk || die "xk is not /usr/bin/xk"
@@ -80,8 +85,10 @@ modprobe_loads() {
 # the service loads the module itself: xk runs modprobe (the DKMS module,
 # same srcversion), there is no other copy to insmod
 service_applies() {
-	mkdir -p "$SCOPES"
-	install -m 0644 "$STAGE/$C.scope" "$SCOPES/" || die "cannot place the table"
+	[ -f "$SHIPPED/$C.scope" ] || die "no shipped table $SHIPPED/$C.scope"
+	expect_eq "shipped for" "$(cat "$SHIPPED/build-id")" \
+		"$(xk -j doctor | jq -r .build_id)"
+	[ ! -e "$CACHED" ] || die "the cache has the kernel: $(ls "$CACHED")"
 	printf '# written by tests/debian/test_installed.sh\n%s = 4\n' $C > $CONF
 	systemctl restart xkernel.service || die "restart failed: $(journal | tail -n 5)"
 	expect_eq "service" "$(systemctl is-active xkernel.service)" active
@@ -90,6 +97,22 @@ service_applies() {
 	expect_match "journal" "$(journal)" "applied 1 constants? in one transaction"
 	expect_eq "module (DKMS's, by modprobe)" "$(cat /sys/module/xkernel/srcversion)" \
 		"$(modinfo -F srcversion xkernel)"
+	[ ! -e "$CACHED/scopes/$C.scope" ] || die "a table was made in the cache"
+}
+
+# tables shipped for another build of the same release are refused, naming
+# both build ids; nothing changes
+shipped_other_build() {
+	local other=/tmp/xk-other-build out
+	rm -rf $other
+	mkdir -p $other
+	cp -r "$SHIPPED" $other/
+	echo 0123456789abcdef0123456789abcdef01234567 > "$other/$REL/build-id"
+	out=$(XK_SCOPES_DIR=$other xk set $C=8 2>&1) && die "a table of another build was used: $out"
+	echo "$out"
+	expect_match "refusal" "$out" "made for the build 0123456789abcdef0123456789abcdef01234567 .*the running kernel is the build $(cat "$SHIPPED/build-id")"
+	[ -z "$(value $C)" ] || die "$C was loaded from the other build's table"
+	rm -rf $other
 }
 
 broken_entry() {
@@ -171,7 +194,8 @@ removal() {
 	out=$(DEBIAN_FRONTEND=noninteractive apt-get remove -y xkernel xkernel-dkms \
 		xkernel-dev 2>&1) || die "apt-get remove failed: $out"
 	echo "$out" | grep -iE 'xkernel|module|dkms' | tail -n 8
-	for p in xkernel xkernel-dkms xkernel-dev; do
+	# the tables depend on xkernel: removed with it
+	for p in xkernel xkernel-dkms xkernel-dev "$SCOPES_PKG"; do
 		dpkg-query -W -f '${Status}' $p 2>/dev/null | grep -q ' installed$' &&
 			die "$p is still installed"
 	done
@@ -180,6 +204,7 @@ removal() {
 	! ls /lib/modules/$REL/updates/dkms/xkernel.ko* 2>/dev/null ||
 		die "the module file is left"
 	[ ! -e /usr/bin/xk ] || die "/usr/bin/xk is left"
+	[ ! -e "$SHIPPED" ] || die "the shipped tables are left: $(ls "$SHIPPED")"
 	[ ! -e /sys/module/xkernel ] || die "xkernel.ko is still loaded after removal"
 	! systemctl is-active -q xkernel.service || die "xkernel.service still active"
 	dmesg | sed -n '/xk-test-mark-removal/,$p' | grep -q "xkernel: unload $C .*value 4 -> 32" ||
@@ -194,7 +219,8 @@ case $boot in
 	echo "# dpkg -i with DKMS's build: $(cat $STATE/dpkg.seconds 2>/dev/null) s"
 	t "DKMS built and installed xkernel.ko for $REL" dkms_built
 	t "modprobe xkernel loads the DKMS module" modprobe_loads
-	t "xkernel.service applies /etc/xkernel (table in /var/lib/xkernel)" service_applies
+	t "a table shipped for another build is refused" shipped_other_build
+	t "xkernel.service applies /etc/xkernel from the shipped table" service_applies
 	t "a broken entry: one journal line, the rest applied" broken_entry
 	echo "# its journal line: $(cat $STATE/broken.line 2>/dev/null)"
 	t "man xk-set" man_page

@@ -68,7 +68,7 @@ _xk() {
 		choices=$(grep -- "^$prev=" <<< "$opts" | cut -d= -f2 | tr '|' ' ')
 		case $prev in
 		--field)
-			choices="release version dir vmlinuz config headers modules source" ;;
+			choices="release version dir vmlinuz config headers modules source build_id" ;;
 		--release)
 			choices=$(_xk_releases) ;;
 		--catalog|--output|--glue|--policy)

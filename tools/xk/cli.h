@@ -190,8 +190,13 @@ void report_change(const char *verb, const char *name, long long from,
 /* Where the cache keeps constant name's table; its directory made. */
 void table_cache_path(const struct xk_kernel *k, const char *name,
 		      char *path, size_t size);
-/* Where the cache keeps constant name's table for the running kernel. */
-void running_table_path(const char *name, char *path, size_t size);
+/* Where packages ship tables: XK_SHIPPED_SCOPES/RELEASE/NAME.scope and
+ * .../RELEASE/build-id ($XK_SCOPES_DIR instead when set). */
+#define XK_SHIPPED_SCOPES "/usr/lib/xkernel/scopes"
+/* The table of constant name for the running kernel: the cache's when it
+ * has one (false), else a shipped one when there is one (true); path is
+ * the cache's when neither exists. */
+bool running_table_path(const char *name, char *path, size_t size);
 /* A value for the table's per-value spans, built if needed (table_cache.c). */
 int table_prepare_value(struct xk_scope *t, const char *path,
 			const char *catalog, long long value, int fd,

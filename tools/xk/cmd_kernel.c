@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -67,8 +68,21 @@ static const struct {
 	{ "source", offsetof(struct xk_kernel, source) },
 };
 
+/* The GNU build id of the kernel's vmlinux (extracted at fetch), or "". */
+static void kernel_build_id(const struct xk_kernel *k, char *hex, size_t size)
+{
+	char path[XK_PATH_MAX + 16];
+
+	hex[0] = '\0';
+	snprintf(path, sizeof(path), "%s/vmlinux", k->dir);
+	if (access(path, R_OK) || xk_build_id_file(path, hex, size))
+		hex[0] = '\0';
+}
+
 static void print_kernel(const struct xk_kernel *k, double seconds)
 {
+	char id[2 * XK_BUILD_ID_MAX + 1];
+
 	if (json_output)
 		json_begin_object(jw, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
@@ -83,6 +97,11 @@ static void print_kernel(const struct xk_kernel *k, double seconds)
 		else if (strcmp(fields[i].name, "config"))
 			printf("%-9s %s\n", label, value);
 	}
+	kernel_build_id(k, id, sizeof(id));
+	if (json_output)
+		json_str(jw, "build_id", id[0] ? id : NULL);
+	else if (id[0])
+		printf("build id: %s\n", id);
 	print_target(k);
 	if (json_output && seconds >= 0)
 		json_double(jw, "seconds", seconds);
@@ -126,6 +145,18 @@ static int do_info(void *args, int argc, char **argv)
 		return XK_EXIT_FAIL;
 	if (!a->field) {
 		print_kernel(&k, -1);
+		return 0;
+	}
+	if (!strcmp(a->field, "build_id")) {
+		char id[2 * XK_BUILD_ID_MAX + 1];
+
+		kernel_build_id(&k, id, sizeof(id));
+		if (!id[0]) {
+			p_err("kernel %s has no vmlinux with a build id in the cache "
+			      "(xk kernel fetch, with the source)", k.release);
+			return XK_EXIT_FAIL;
+		}
+		printf("%s\n", id);
 		return 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {

@@ -98,10 +98,11 @@ static void print_probes(const struct xk_ioc_status *st)
 
 /*
  * What the table of a loaded constant says the retune leaves, from the
- * table in the cache (nothing when the table came from elsewhere): the
- * uses that keep the compiled-in value when it was loaded with --partial
- * (its unsupported spans), and its notes (what boot-time code computed,
- * state of objects made before the change, bounds narrowed).
+ * table in the cache, or the one shipped for this release (nothing when
+ * the table came from elsewhere): the uses that keep the compiled-in value
+ * when it was loaded with --partial (its unsupported spans), and its notes
+ * (what boot-time code computed, state of objects made before the change,
+ * bounds narrowed).
  */
 static void print_table_extras(const struct xk_ioc_status *st)
 {

@@ -2,10 +2,13 @@
 /*
  * The cache of scope tables: $XK_CACHE/kernels/RELEASE/scopes/NAME.scope,
  * one per constant of the target kernel. xk gen writes there; xk load and
- * xk set find a constant's table there by its name, and on a miss make it
- * (build, then gen, as xk gen would) so that `xk set NAME=VALUE` works on a
- * constant never analysed. A table is only used on the kernel it was made
- * for: the running kernel's release is looked up first.
+ * xk set find a constant's table there by its name, else among the tables
+ * a package ships for the running release (xkernel-scopes-RELEASE:
+ * /usr/lib/xkernel/scopes/RELEASE/, checked against the running kernel's
+ * build id), and on a miss make it (build, then gen, as xk gen would) so
+ * that `xk set NAME=VALUE` works on a constant never analysed. A table is
+ * only used on the kernel it was made for: the running kernel's release is
+ * looked up first.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -66,12 +69,20 @@ static int check_release(const struct xk_scope *t)
 	return 0;
 }
 
+/* Where packages ship tables (xkernel-scopes-RELEASE): DIR/RELEASE/. */
+static const char *shipped_dir(void)
+{
+	const char *d = getenv("XK_SCOPES_DIR");
+
+	return d && *d ? d : XK_SHIPPED_SCOPES;
+}
+
 /*
  * The kernel whose tables apply here: the running one (a table is only
  * loaded on the kernel it was made for), so the rules of the target do not
  * apply; to make a table it must be in the cache. 0, or -ENOENT reported.
  */
-static int kernel_for_tables(struct xk_kernel *k)
+static int kernel_for_tables(struct xk_kernel *k, const char *name)
 {
 	XK_OPTS(xk_kernel_opts, o, .offline = true);
 	struct xk_kernel_list l;
@@ -91,19 +102,75 @@ static int kernel_for_tables(struct xk_kernel *k)
 					      n ? ", " : "", l.kernels[i].release);
 		xk_kernel_list_free(&l);
 	}
-	p_err("scope tables are made for the running kernel %s, which is not in "
-	      "the cache %s (cached: %s): 'xk kernel fetch --release %s' fetches it",
-	      u.release, xk_cache_dir(NULL), names[0] ? names : "none", u.release);
+	if (name)	/* looked for in the cache and among the shipped ones */
+		p_err("no scope table of %s for the running kernel %s: none in "
+		      "the cache %s, none shipped in %s/%s (xkernel-scopes-%s), "
+		      "and to make one the kernel must be in the cache (cached: "
+		      "%s): 'xk kernel fetch --release %s' fetches it", name,
+		      u.release, xk_cache_dir(NULL), shipped_dir(), u.release,
+		      u.release, names[0] ? names : "none", u.release);
+	else
+		p_err("scope tables are made for the running kernel %s, which is "
+		      "not in the cache %s (cached: %s): 'xk kernel fetch "
+		      "--release %s' fetches it", u.release, xk_cache_dir(NULL),
+		      names[0] ? names : "none", u.release);
 	return -ENOENT;
 }
 
-void running_table_path(const char *name, char *path, size_t size)
+bool running_table_path(const char *name, char *path, size_t size)
 {
+	char shipped[XK_PATH_MAX + 256];
 	struct utsname u;
 
 	uname(&u);
 	snprintf(path, size, "%s/kernels/%s/scopes/%s.scope", xk_cache_dir(NULL),
 		 u.release, name);
+	if (!access(path, R_OK))
+		return false;
+	snprintf(shipped, sizeof(shipped), "%s/%s/%s.scope", shipped_dir(),
+		 u.release, name);
+	if (access(shipped, R_OK))
+		return false;
+	snprintf(path, size, "%s", shipped);
+	return true;
+}
+
+/*
+ * A shipped table is made from the Debian image of its release: it holds
+ * only on that very build. The package's build-id file (beside the
+ * tables) against the running kernel's (/sys/kernel/notes). 0, or -errno
+ * reported naming both.
+ */
+static int check_shipped_build(const char *table)
+{
+	char file[XK_PATH_MAX + 16], want[2 * XK_BUILD_ID_MAX + 2];
+	char have[2 * XK_BUILD_ID_MAX + 1], *slash;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s", table);
+	slash = strrchr(file, '/');
+	snprintf(slash + 1, sizeof(file) - (size_t)(slash + 1 - file), "build-id");
+	f = fopen(file, "re");
+	if (!f || !fgets(want, sizeof(want), f)) {
+		if (f)
+			fclose(f);
+		p_err("%s: no build id beside the shipped table %s: the package "
+		      "is damaged", file, table);
+		return -ENOENT;
+	}
+	fclose(f);
+	want[strcspn(want, "\n")] = '\0';
+	if (xk_build_id_running(have, sizeof(have)))
+		return p_lib_err("shipped table", -ENOKEY), -ENOKEY;
+	if (strcmp(want, have)) {
+		p_err("the shipped table %s was made for the build %s of this "
+		      "release; the running kernel is the build %s (built "
+		      "separately under the same release): its tables must be "
+		      "made for it (xk kernel fetch, then xk gen)", table, want,
+		      have);
+		return -ESTALE;
+	}
+	return 0;
 }
 
 /*
@@ -121,10 +188,13 @@ int table_load(const char *arg, const char *catalog, struct xk_scope *t,
 
 	if (strchr(arg, '/') || strstr(arg, ".scope")) {
 		snprintf(path, size, "%s", arg);
+	} else if (running_table_path(arg, path, size)) {
+		err = check_shipped_build(path);
+		if (err)
+			return err;
 	} else {
-		running_table_path(arg, path, size);
 		if (access(path, R_OK)) {
-			if (kernel_for_tables(&k))
+			if (kernel_for_tables(&k, arg))
 				return -ENOENT;
 			table_cache_path(&k, arg, path, size);
 			err = access(path, R_OK) ? make_table(&k, arg, catalog, path) : 0;
@@ -168,7 +238,7 @@ int table_prepare_value(struct xk_scope *t, const char *path,
 	}
 	if (table_has_value(t, value))
 		goto hand;
-	err = kernel_for_tables(&k);
+	err = kernel_for_tables(&k, NULL);
 	if (err)
 		return err;
 	err = xk_constant_resolve(catalog_path(catalog), t->constant, &c);
