@@ -471,6 +471,26 @@ static bool is_sysctl_handler(const struct xk_obj *o, const struct xk_sym *f)
  * no reason. Code of other objects writing a global variable is not seen
  * (docs/design.md, Limits).
  */
+/* A cheap look before a disassembly: whether a relocation in function f
+ * names data object y, or its section near it. */
+static bool relocs_near(const struct xk_sym *f, const struct xk_sym *y)
+{
+	for (size_t k = 0; k < f->sec->nr_relas; k++) {
+		const struct xk_rela *r = &f->sec->relas[k];
+
+		if (r->offset >= f->sym.st_value &&
+		    r->offset < f->sym.st_value + f->sym.st_size &&
+		    r->sym && (r->sym == y ||
+			       (GELF_ST_TYPE(r->sym->sym.st_info) == STT_SECTION &&
+				r->sym->sec == y->sec &&
+				r->addend + 16 >= (int64_t)y->sym.st_value &&
+				r->addend < (int64_t)(y->sym.st_value +
+						      y->sym.st_size) + 16)))
+			return true;
+	}
+	return false;
+}
+
 int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
 		    uint64_t from, uint64_t to, const struct xk_sym *skip,
 		    char *why, size_t size, bool *writes)
@@ -479,7 +499,6 @@ int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
 	for (size_t i = 0; i < o->nr_syms && !*writes; i++) {
 		const struct xk_sym *f = &o->syms[i];
 		struct xk_func_code code = { 0 };
-		bool refers = false;
 		int err;
 
 		if (!f->is_func || !f->sec || !f->sym.st_size)
@@ -488,21 +507,7 @@ int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
 		if (skip && f->sec == skip->sec &&
 		    f->sym.st_value == skip->sym.st_value)
 			continue;
-		/* a cheap look first: a relocation naming y or its section */
-		for (size_t k = 0; k < f->sec->nr_relas && !refers; k++) {
-			const struct xk_rela *r = &f->sec->relas[k];
-
-			refers = r->offset >= f->sym.st_value &&
-				 r->offset < f->sym.st_value + f->sym.st_size &&
-				 r->sym && (r->sym == y ||
-					    (GELF_ST_TYPE(r->sym->sym.st_info) ==
-						     STT_SECTION &&
-					     r->sym->sec == y->sec &&
-					     r->addend + 16 >= (int64_t)y->sym.st_value &&
-					     r->addend < (int64_t)(y->sym.st_value +
-								   y->sym.st_size) + 16));
-		}
-		if (!refers)
+		if (!relocs_near(f, y))
 			continue;
 		err = xk_disasm_func(f, &code);
 		if (err)
@@ -551,6 +556,106 @@ int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
 						 f->name, (unsigned long)in->off, in->text,
 						 store ? "stores to" : "takes the address of");
 				}
+			}
+		}
+		xk_func_code_free(&code);
+	}
+	return 0;
+}
+
+/*
+ * Whether instruction n of boot-time code f, a load of a variable into a
+ * register, feeds the kernel log alone: the register is read by nothing
+ * but a compare (and a forward jcc past the message, where it is dead)
+ * before a call of printk, which takes it as an argument and clobbers it.
+ * rcu_init() prints a parameter that differs from its default that way
+ * (if (qhimark != DEFAULT_RCU_QHIMARK) pr_info("... %ld", qhimark)).
+ */
+static bool log_only_read(const struct xk_sym *f, const struct xk_func_code *code,
+			  size_t n)
+{
+	const cs_x86 *x = &code->insn[n].x86;
+	int gpr;
+
+	if (code->insn[n].id != X86_INS_MOV || x->op_count != 2 ||
+	    x->operands[0].type != X86_OP_REG)
+		return false;
+	gpr = xk_gpr(x->operands[0].reg, NULL, NULL);
+	if (gpr < 0)
+		return false;
+	for (size_t i = n + 1; i < code->nr && i <= n + 16; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		const char *callee;
+		bool reads, writes;
+
+		if (in->is_call) {
+			callee = xk_callee_name(f, in);
+			return callee && !strcmp(callee, "_printk");
+		}
+		if (in->is_cond) {
+			ssize_t t = in->target > (int64_t)in->off ?
+				    xk_code_index(code, (uint64_t)in->target) : -1;
+
+			if (t < 0 || df_reg_read(code, (size_t)t, gpr))
+				return false;
+			continue;
+		}
+		if (in->is_branch || in->is_ret)
+			return false;
+		df_touches_gpr(in, gpr, &reads, &writes);
+		if (writes || (reads && in->id != X86_INS_CMP &&
+			       in->id != X86_INS_TEST))
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Whether boot-time code of object o (.init.text, run once and freed)
+ * refers to bytes [from, to) of data object y, but to log it
+ * (log_only_read): what it derived from the
+ * variable then (rcu_init's qovld_calc = qovld) keeps the compiled-in
+ * value, whatever the variable holds after a retune. why names the first
+ * reference. Runs for data_span, after gen_code_writes.
+ */
+static int boot_reads(const struct xk_obj *o, const struct xk_sym *y,
+		      uint64_t from, uint64_t to, char *why, size_t size,
+		      bool *reads)
+{
+	*reads = false;
+	for (size_t i = 0; i < o->nr_syms && !*reads; i++) {
+		const struct xk_sym *f = &o->syms[i];
+		struct xk_func_code code = { 0 };
+		int err;
+
+		if (!f->is_func || !f->sec || !f->sym.st_size ||
+		    strncmp(f->sec->name, ".init.text", 10) || !relocs_near(f, y))
+			continue;
+		err = xk_disasm_func(f, &code);
+		if (err)
+			return err;
+		for (size_t n = 0; n < code.nr && !*reads; n++) {
+			const struct xk_insn *in = &code.insn[n];
+			const struct xk_rela *r[4];
+			size_t nr = relas_in(f->sec, f->sym.st_value + in->off, in->len,
+					     r, 4);
+
+			for (size_t k = 0; k < nr && k < 4 && !*reads; k++) {
+				unsigned int width = 8;
+				int64_t at;
+
+				if (!points_into(f, in, r[k], y, &at))
+					continue;
+				for (int m = 0; m < in->x86.op_count; m++)
+					if (in->x86.operands[m].type == X86_OP_MEM &&
+					    in->x86.operands[m].size)
+						width = in->x86.operands[m].size;
+				if ((uint64_t)at >= to || (uint64_t)at + width <= from ||
+				    log_only_read(f, &code, n))
+					continue;
+				*reads = true;
+				snprintf(why, size, "%s+0x%lx %.60s", f->name,
+					 (unsigned long)in->off, in->text);
 			}
 		}
 		xk_func_code_free(&code);
@@ -982,6 +1087,19 @@ static int data_span(const struct gen_input *in, const struct xk_obj *base,
 		snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
 			 "but %s: a variable the kernel changes, not a setting",
 			 y->name, (unsigned long long)off, how);
+		return 0;
+	}
+	err = boot_reads(base, y, off, off + w, why, size, &writes);
+	if (err)
+		return err;
+	if (writes) {
+		char how[200];
+
+		xk_strlcpy(how, why, sizeof(how));
+		snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
+			 "but boot-time code reads it (%s): what it derived then "
+			 "keeps the compiled-in value", y->name,
+			 (unsigned long long)off, how);
 		return 0;
 	}
 	err = gen_add_variable_span(t, in, y, off, w,

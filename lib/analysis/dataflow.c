@@ -1285,3 +1285,30 @@ int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp, si
 	return 0;
 }
 
+/*
+ * How instruction in touches general register gpr: *reads when an operand,
+ * an address or an implicit read uses it, *writes when it writes it (any
+ * width: a partial write keeps part of the old value, which counts too).
+ */
+void df_touches_gpr(const struct xk_insn *in, int gpr, bool *reads,
+		    bool *writes)
+{
+	*reads = *writes = false;
+	for (int o = 0; o < in->x86.op_count; o++) {
+		const cs_x86_op *op = &in->x86.operands[o];
+
+		if (op->type == X86_OP_MEM)
+			*reads |= xk_gpr(op->mem.base, NULL, NULL) == gpr ||
+				  xk_gpr(op->mem.index, NULL, NULL) == gpr;
+		else if (op->type == X86_OP_REG && xk_gpr(op->reg, NULL, NULL) == gpr) {
+			*reads |= !!(op->access & CS_AC_READ);
+			*writes |= !!(op->access & CS_AC_WRITE);
+		}
+	}
+	for (int r = 0; r < in->nr_read; r++)
+		*reads |= xk_gpr(in->regs_read[r], NULL, NULL) == gpr;
+	for (int r = 0; r < in->nr_write; r++)
+		*writes |= xk_gpr(in->regs_write[r], NULL, NULL) == gpr;
+	if (in->is_call)	/* arguments read, caller-saved clobbered */
+		*reads = *writes = true;
+}

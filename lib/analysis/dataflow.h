@@ -42,6 +42,13 @@ bool df_reads_flags(const struct xk_insn *in);
  */
 int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 		     struct xk_scope_span *sp, size_t probe_idx);
+/*
+ * How instruction in touches general register gpr: *reads when an operand,
+ * an address or an implicit read uses it, *writes when it writes it (any
+ * width; a call reads its arguments and clobbers the caller-saved ones).
+ */
+void df_touches_gpr(const struct xk_insn *in, int gpr, bool *reads,
+		    bool *writes);
 /* The registers holding the function's arguments at the probe point. */
 int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp,
 		   size_t probe);

@@ -2324,34 +2324,6 @@ static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
 	return n > 0 && len > 0 && (size_t)len < size;
 }
 
-/*
- * How instruction in touches general register gpr: *reads when an operand,
- * an address or an implicit read uses it, *writes when it writes it (any
- * width: a partial write keeps part of the old value, which counts too).
- */
-static void touches_gpr(const struct xk_insn *in, int gpr, bool *reads,
-			bool *writes)
-{
-	*reads = *writes = false;
-	for (int o = 0; o < in->x86.op_count; o++) {
-		const cs_x86_op *op = &in->x86.operands[o];
-
-		if (op->type == X86_OP_MEM)
-			*reads |= xk_gpr(op->mem.base, NULL, NULL) == gpr ||
-				  xk_gpr(op->mem.index, NULL, NULL) == gpr;
-		else if (op->type == X86_OP_REG && xk_gpr(op->reg, NULL, NULL) == gpr) {
-			*reads |= !!(op->access & CS_AC_READ);
-			*writes |= !!(op->access & CS_AC_WRITE);
-		}
-	}
-	for (int r = 0; r < in->nr_read; r++)
-		*reads |= xk_gpr(in->regs_read[r], NULL, NULL) == gpr;
-	for (int r = 0; r < in->nr_write; r++)
-		*writes |= xk_gpr(in->regs_write[r], NULL, NULL) == gpr;
-	if (in->is_call)	/* arguments read, caller-saved clobbered */
-		*reads = *writes = true;
-}
-
 /* Whether baseline instruction i loads the kernel's tick count (`mov
  * jiffies(%rip), %reg`, 64 bits) into general register gpr. */
 static bool loads_jiffies(const struct func_ctx *c, size_t i, int gpr)
@@ -2413,7 +2385,7 @@ static bool boot_deadline_only(const struct func_ctx *c, char *why, size_t size)
 			return false;
 		/* its input: the tick count, loaded in this block */
 		for (size_t k = i; k > 0 && !c->leader[k] && def < 0; k--) {
-			touches_gpr(&c->base.insn[k - 1], gpr, &reads, &writes);
+			df_touches_gpr(&c->base.insn[k - 1], gpr, &reads, &writes);
 			if (writes)
 				def = (ssize_t)k - 1;
 		}
@@ -2426,7 +2398,7 @@ static bool boot_deadline_only(const struct func_ctx *c, char *why, size_t size)
 
 			if (c->leader[k])
 				return false;
-			touches_gpr(s, gpr, &reads, &writes);
+			df_touches_gpr(s, gpr, &reads, &writes);
 			if (!reads && !writes)
 				continue;
 			if (s->id != X86_INS_MOV || sx->op_count != 2 ||
