@@ -242,6 +242,8 @@ int xk_host_check(const struct xk_host_opts *opts, struct xk_host_report *r);
 const char *xk_host_state_name(enum xk_host_state s);
 /* The GNU build id of an ELF file (a vmlinux), in hex. */
 int xk_build_id_file(const char *path, char *hex, size_t size);
+/* That of kernel k's vmlinux in the cache (extracted at fetch). */
+int xk_kernel_build_id(const struct xk_kernel *k, char *hex, size_t size);
 /* The running kernel's, from /sys/kernel/notes. */
 int xk_build_id_running(char *hex, size_t size);
 

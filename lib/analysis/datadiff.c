@@ -461,16 +461,6 @@ static bool is_sysctl_handler(const struct xk_obj *o, const struct xk_sym *f)
 	return parses && in_table;
 }
 
-/*
- * Whether the code of object o writes bytes [from, to) of data object y,
- * or takes an address inside them (a pointer the analysis cannot follow):
- * then the variable is state the kernel changes as it runs, not a setting,
- * and why names the instruction. Its data's references (a sysctl table's
- * .data = &var, a module parameter's), a setter's store (is_setter) and a
- * sysctl handler's (is_sysctl_handler) are the variable's own interface and
- * no reason. Code of other objects writing a global variable is not seen
- * (docs/design.md, Limits).
- */
 /* A cheap look before a disassembly: whether a relocation in function f
  * names data object y, or its section near it. */
 static bool relocs_near(const struct xk_sym *f, const struct xk_sym *y)
@@ -491,76 +481,122 @@ static bool relocs_near(const struct xk_sym *f, const struct xk_sym *y)
 	return false;
 }
 
-int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
-		    uint64_t from, uint64_t to, const struct xk_sym *skip,
-		    char *why, size_t size, bool *writes)
+/*
+ * What field_refs() asks of one reference of code to a field: instruction
+ * n of function f (code), whose relocation r points into it, arg the
+ * caller's. True when it is the reference sought (why naming it), which
+ * ends the walk.
+ */
+typedef bool (*field_ref_fn)(const struct xk_obj *o, const struct xk_sym *f,
+			     const struct xk_func_code *code, size_t n,
+			     const struct xk_rela *r, const void *arg, char *why,
+			     size_t size);
+
+/*
+ * Walks the instructions of the functions of object o that refer to bytes
+ * [from, to) of data object y (an instruction's extent there: its memory
+ * operand's width, 8 without one), each given to fn until it returns true
+ * (*found then). boot_only: only boot-time code (.init.text).
+ */
+static int field_refs(const struct xk_obj *o, const struct xk_sym *y,
+		      uint64_t from, uint64_t to, bool boot_only,
+		      field_ref_fn fn, const void *arg, char *why, size_t size,
+		      bool *found)
 {
-	*writes = false;
-	for (size_t i = 0; i < o->nr_syms && !*writes; i++) {
+	*found = false;
+	for (size_t i = 0; i < o->nr_syms && !*found; i++) {
 		const struct xk_sym *f = &o->syms[i];
 		struct xk_func_code code = { 0 };
 		int err;
 
-		if (!f->is_func || !f->sec || !f->sym.st_size)
-			continue;
-		/* skip, or an alias of it (init_module of golden_init) */
-		if (skip && f->sec == skip->sec &&
-		    f->sym.st_value == skip->sym.st_value)
-			continue;
-		if (!relocs_near(f, y))
+		if (!f->is_func || !f->sec || !f->sym.st_size ||
+		    (boot_only && strncmp(f->sec->name, ".init.text", 10)) ||
+		    !relocs_near(f, y))
 			continue;
 		err = xk_disasm_func(f, &code);
 		if (err)
 			return err;
-		for (size_t n = 0; n < code.nr && !*writes; n++) {
+		for (size_t n = 0; n < code.nr && !*found; n++) {
 			const struct xk_insn *in = &code.insn[n];
 			const struct xk_rela *r[4];
 			size_t nr = relas_in(f->sec, f->sym.st_value + in->off, in->len,
 					     r, 4);
 
-			for (size_t k = 0; k < nr && k < 4 && !*writes; k++) {
-				int64_t at;
-				bool store = false, address = false;
+			for (size_t k = 0; k < nr && k < 4 && !*found; k++) {
 				unsigned int width = 8;
+				int64_t at;
 
 				if (!points_into(f, in, r[k], y, &at))
 					continue;
-				for (int m = 0; m < in->x86.op_count; m++) {
-					const cs_x86_op *op = &in->x86.operands[m];
-
-					if (op->type == X86_OP_MEM) {
-						width = op->size ? op->size : 8;
-						store |= (op->access & CS_AC_WRITE) &&
-							 in->id != X86_INS_CMP &&
-							 in->id != X86_INS_TEST &&
-							 in->id != X86_INS_BT;
-					} else if (op->type == X86_OP_IMM) {
-						/* mov $var, %reg: the relocation
-						 * is the immediate's, not a
-						 * store's displacement (movl
-						 * $0x19, var(%rip)) */
-						address |= !in->x86.encoding.imm_offset ||
-							   r[k]->offset - f->sym.st_value -
-							   in->off == in->x86.encoding.imm_offset;
-					}
-				}
-				address |= in->id == X86_INS_LEA;
+				for (int m = 0; m < in->x86.op_count; m++)
+					if (in->x86.operands[m].type == X86_OP_MEM)
+						width = in->x86.operands[m].size ?: 8;
 				if ((uint64_t)at >= to || (uint64_t)at + width <= from)
 					continue;
-				if (store && !address &&
-				    (is_setter(f, &code) || is_sysctl_handler(o, f)))
-					continue;	/* its own interface */
-				if (store || address) {
-					*writes = true;
-					snprintf(why, size, "%s+0x%lx %.60s %s it",
-						 f->name, (unsigned long)in->off, in->text,
-						 store ? "stores to" : "takes the address of");
-				}
+				*found = fn(o, f, &code, n, r[k], arg, why, size);
 			}
 		}
 		xk_func_code_free(&code);
 	}
 	return 0;
+}
+
+/* gen_code_writes' question: whether reference n stores to the field or
+ * takes its address, the variable's own interface and the function arg
+ * (and its aliases) aside. */
+static bool writes_field(const struct xk_obj *o, const struct xk_sym *f,
+			 const struct xk_func_code *code, size_t n,
+			 const struct xk_rela *r, const void *arg, char *why,
+			 size_t size)
+{
+	const struct xk_sym *skip = arg;
+	const struct xk_insn *in = &code->insn[n];
+	bool store = false, address = in->id == X86_INS_LEA;
+
+	/* skip, or an alias of it (init_module of golden_init) */
+	if (skip && f->sec == skip->sec && f->sym.st_value == skip->sym.st_value)
+		return false;
+	for (int m = 0; m < in->x86.op_count; m++) {
+		const cs_x86_op *op = &in->x86.operands[m];
+
+		if (op->type == X86_OP_MEM) {
+			store |= (op->access & CS_AC_WRITE) &&
+				 in->id != X86_INS_CMP && in->id != X86_INS_TEST &&
+				 in->id != X86_INS_BT;
+		} else if (op->type == X86_OP_IMM) {
+			/* mov $var, %reg: the relocation is the immediate's,
+			 * not a store's displacement (movl $0x19, var(%rip)) */
+			address |= !in->x86.encoding.imm_offset ||
+				   r->offset - f->sym.st_value - in->off ==
+					   in->x86.encoding.imm_offset;
+		}
+	}
+	if (store && !address && (is_setter(f, code) || is_sysctl_handler(o, f)))
+		return false;	/* its own interface */
+	if (!store && !address)
+		return false;
+	snprintf(why, size, "%s+0x%lx %.60s %s it", f->name,
+		 (unsigned long)in->off, in->text,
+		 store ? "stores to" : "takes the address of");
+	return true;
+}
+
+/*
+ * Whether the code of object o writes bytes [from, to) of data object y,
+ * or takes an address inside them (a pointer the analysis cannot follow):
+ * then the variable is state the kernel changes as it runs, not a setting,
+ * and why names the instruction. Its data's references (a sysctl table's
+ * .data = &var, a module parameter's), a setter's store (is_setter) and a
+ * sysctl handler's (is_sysctl_handler) are the variable's own interface and
+ * no reason. Code of other objects writing a global variable is not seen
+ * (docs/design.md, Limits).
+ */
+int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
+		    uint64_t from, uint64_t to, const struct xk_sym *skip,
+		    char *why, size_t size, bool *writes)
+{
+	return field_refs(o, y, from, to, false, writes_field, skip, why, size,
+			  writes);
 }
 
 /*
@@ -610,57 +646,37 @@ static bool log_only_read(const struct xk_sym *f, const struct xk_func_code *cod
 	return false;
 }
 
+/* boot_reads' question: whether reference n reads the field for more than
+ * a boot message. */
+static bool reads_field(const struct xk_obj *o, const struct xk_sym *f,
+			const struct xk_func_code *code, size_t n,
+			const struct xk_rela *r, const void *arg, char *why,
+			size_t size)
+{
+	(void)o;
+	(void)r;
+	(void)arg;
+	if (log_only_read(f, code, n))
+		return false;
+	snprintf(why, size, "%s+0x%lx %.60s", f->name,
+		 (unsigned long)code->insn[n].off, code->insn[n].text);
+	return true;
+}
+
 /*
  * Whether boot-time code of object o (.init.text, run once and freed)
- * refers to bytes [from, to) of data object y, but to log it
- * (log_only_read): what it derived from the
- * variable then (rcu_init's qovld_calc = qovld) keeps the compiled-in
- * value, whatever the variable holds after a retune. why names the first
- * reference. Runs for data_span, after gen_code_writes.
+ * refers to bytes [from, to) of data object y other than to log them
+ * (log_only_read): what it derived from the variable then (rcu_init's
+ * qovld_calc = qovld) keeps the compiled-in value, whatever the variable
+ * holds after a retune. why names the first such reference. Runs for
+ * data_span, after gen_code_writes.
  */
 static int boot_reads(const struct xk_obj *o, const struct xk_sym *y,
 		      uint64_t from, uint64_t to, char *why, size_t size,
 		      bool *reads)
 {
-	*reads = false;
-	for (size_t i = 0; i < o->nr_syms && !*reads; i++) {
-		const struct xk_sym *f = &o->syms[i];
-		struct xk_func_code code = { 0 };
-		int err;
-
-		if (!f->is_func || !f->sec || !f->sym.st_size ||
-		    strncmp(f->sec->name, ".init.text", 10) || !relocs_near(f, y))
-			continue;
-		err = xk_disasm_func(f, &code);
-		if (err)
-			return err;
-		for (size_t n = 0; n < code.nr && !*reads; n++) {
-			const struct xk_insn *in = &code.insn[n];
-			const struct xk_rela *r[4];
-			size_t nr = relas_in(f->sec, f->sym.st_value + in->off, in->len,
-					     r, 4);
-
-			for (size_t k = 0; k < nr && k < 4 && !*reads; k++) {
-				unsigned int width = 8;
-				int64_t at;
-
-				if (!points_into(f, in, r[k], y, &at))
-					continue;
-				for (int m = 0; m < in->x86.op_count; m++)
-					if (in->x86.operands[m].type == X86_OP_MEM &&
-					    in->x86.operands[m].size)
-						width = in->x86.operands[m].size;
-				if ((uint64_t)at >= to || (uint64_t)at + width <= from ||
-				    log_only_read(f, &code, n))
-					continue;
-				*reads = true;
-				snprintf(why, size, "%s+0x%lx %.60s", f->name,
-					 (unsigned long)in->off, in->text);
-			}
-		}
-		xk_func_code_free(&code);
-	}
-	return 0;
+	return field_refs(o, y, from, to, true, reads_field, NULL, why, size,
+			  reads);
 }
 
 /* Whether object o has a function of that name. */

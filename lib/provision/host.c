@@ -100,6 +100,20 @@ int xk_build_id_file(const char *path, char *hex, size_t size)
 	return xk_api_return(__func__, build_id_file_impl(path, hex, size));
 }
 
+static int kernel_build_id_impl(const struct xk_kernel *k, char *hex, size_t size)
+{
+	char path[XK_PATH_MAX + 16];
+
+	return xk_snprintf(path, sizeof(path), "%s/vmlinux", k->dir) ?:
+	       build_id_file_impl(path, hex, size);
+}
+
+int xk_kernel_build_id(const struct xk_kernel *k, char *hex, size_t size)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, kernel_build_id_impl(k, hex, size));
+}
+
 static int running_build_id(const char *root, char *hex, size_t size)
 {
 	char path[XK_PATH_MAX], *buf;
@@ -234,7 +248,7 @@ static void check_root(struct xk_host_report *r, uid_t euid)
 static void check_cache(struct xk_host_report *r, const char *cache)
 {
 	XK_OPTS(xk_kernel_opts, o, .cache_dir = cache, .release = r->release);
-	char image[XK_PATH_MAX + 16], id[2 * XK_BUILD_ID_MAX + 1];
+	char id[2 * XK_BUILD_ID_MAX + 1];
 	struct xk_kernel k;
 	int err;
 
@@ -254,8 +268,7 @@ static void check_cache(struct xk_host_report *r, const char *cache)
 	}
 	add_check(r, "cache", XK_HOST_OK, "%s is in the cache (%s)",
 		  r->release, k.dir);
-	if (xk_snprintf(image, sizeof(image), "%s/vmlinux", k.dir) ||
-	    build_id_file_impl(image, id, sizeof(id))) {
+	if (kernel_build_id_impl(&k, id, sizeof(id))) {
 		xk_err_clear();
 		add_check(r, "build", XK_HOST_LIMITED,
 			  "the cached image has no extracted vmlinux to compare "

@@ -672,11 +672,11 @@ static int prepare_source(struct xk_kernel *k)
  * build id is the image's (a kernel built separately under the same release
  * would record another kernel's addresses) and the addresses show (root,
  * kernel.kptr_restrict below 2). Runs at fetch, after vmlinux is extracted
- * to vml. 1 with the symbols written to syms, 0 with why not in why
+ * into the kernel's directory. 1 with the symbols written to syms, 0 with why not in why
  * ("" when another kernel runs here), -errno.
  */
-static int host_symbols(const struct xk_kernel *k, const char *vml,
-			const char *syms, char *why, size_t size)
+static int host_symbols(const struct xk_kernel *k, const char *syms,
+			char *why, size_t size)
 {
 	char image_id[2 * XK_BUILD_ID_MAX + 1], host_id[2 * XK_BUILD_ID_MAX + 1];
 	unsigned long long text = 0;
@@ -688,7 +688,7 @@ static int host_symbols(const struct xk_kernel *k, const char *vml,
 	why[0] = '\0';
 	if (uname(&u) || strcmp(u.release, k->release))
 		return 0;
-	if (xk_build_id_file(vml, image_id, sizeof(image_id)) ||
+	if (xk_kernel_build_id(k, image_id, sizeof(image_id)) ||
 	    xk_build_id_running(host_id, sizeof(host_id))) {
 		snprintf(why, size, "%s", xk_last_error());
 		xk_err_clear();
@@ -755,7 +755,7 @@ static int record_symbols(struct xk_kernel *k)
 	if (!err) {
 		char why[512];
 
-		err = host_symbols(k, vml, syms, why, sizeof(why));
+		err = host_symbols(k, syms, why, sizeof(why));
 		if (err > 0) {
 			pr_info("recorded the kernel's symbols from this host's "
 				"/proc/kallsyms (it runs this very build)\n");

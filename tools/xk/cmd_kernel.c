@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -71,11 +70,7 @@ static const struct {
 /* The GNU build id of the kernel's vmlinux (extracted at fetch), or "". */
 static void kernel_build_id(const struct xk_kernel *k, char *hex, size_t size)
 {
-	char path[XK_PATH_MAX + 16];
-
-	hex[0] = '\0';
-	snprintf(path, sizeof(path), "%s/vmlinux", k->dir);
-	if (access(path, R_OK) || xk_build_id_file(path, hex, size))
+	if (xk_kernel_build_id(k, hex, size))
 		hex[0] = '\0';
 }
 
