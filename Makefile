@@ -36,7 +36,7 @@ VIEW_runtime   := core.h scope.h runtime.h abi
 VIEW_klp       := core.h provision.h scope.h analysis.h klp.h abi
 
 define lib_part
-$(1)_SRCS := $$(wildcard lib/$(1)/*.c)
+$(1)_SRCS := $$(wildcard lib/$(1)/*.c lib/$(1)/*/*.c)
 $(1)_OBJS := $$($(1)_SRCS:%.c=$(BUILD)/%.o) $$($(1)_EXTRA)
 $(BUILD)/include/$(1)/.stamp: Makefile
 	@rm -rf $(BUILD)/include/$(1) && mkdir -p $(BUILD)/include/$(1)/xk

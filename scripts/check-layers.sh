@@ -3,7 +3,9 @@
 #
 # The layering rules the include paths cannot show, checked after a build
 # (make runs it): the runtime half of libxk (runtime, scope, core) uses
-# neither libelf nor capstone, and links without them.
+# neither libelf nor capstone, and links without them; the analysis has no
+# circle of calls between its files (scripts/structure-map.sh), and only
+# the pipeline's one table (forms/forms.c) names a span form's file.
 #   scripts/check-layers.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
@@ -38,5 +40,16 @@ if ! ${CC:-cc} -Iinclude -o "$tmp/rt" "$tmp/rt.c" "${runtime[@]}" -lbpf \
 	echo "check-layers: a runtime-only program does not link without" \
 	     "libelf and capstone:" >&2
 	cat "$tmp/log" >&2
+	exit 1
+fi
+
+# the analysis: arrows one way only, and the forms reached through gen_forms
+BUILD=$build scripts/structure-map.sh --quiet analysis
+named=$(BUILD=$build scripts/structure-map.sh analysis |
+	awk '/ -> forms\// && !/ -> forms\/forms\.c:/ && $1 !~ /^forms\// { print }' || true)
+if [ -n "$named" ]; then
+	echo "check-layers: code outside lib/analysis/forms calls a form's file" \
+	     "(reach it through gen_forms):" >&2
+	echo "$named" >&2
 	exit 1
 fi

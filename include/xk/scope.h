@@ -67,8 +67,8 @@ struct xk_scope_replay {
 
 /*
  * The reason of a refused use that is a static object sized by the
- * constant (lib/analysis/datadiff.c): the object keeps its compiled size,
- * so the runtime refuses every other value, even with --partial.
+ * constant (lib/analysis/forms/variables.c): the object keeps its compiled
+ * size, so the runtime refuses every other value, even with --partial.
  */
 #define XK_WHY_SIZED "data: the size of "
 /*

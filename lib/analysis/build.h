@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Internals of the variant builds (xk build): where a constant's sources
- * are (locate.c) and how its objects are rebuilt (variants.c).
+ * are (locate.c), each object's recorded command and unit (unit.c), how
+ * its objects are rebuilt (variants.c).
  */
 #ifndef XK_ANALYSIS_BUILD_H
 #define XK_ANALYSIS_BUILD_H
@@ -69,6 +70,8 @@ int object_unit(const struct tree *t, const char *obj, const char *ccvar,
 int kernel_cc_var(const struct xk_kernel *k, char *out, size_t size);
 /* The recorded command made one that compiles such a unit (malloc'd). */
 int unit_command(const char *cmd, char **out);
+/* FNV-1a over n bytes at p, from h: a cache key. */
+uint64_t unit_hash(uint64_t h, const void *p, size_t n);
 
 /*
  * A macro's body split at its top level (evaluate.c): a product with one

@@ -14,16 +14,6 @@
 
 #include "dataflow.h"
 
-void span_refuse(struct xk_scope_span *sp, const char *fmt, ...)
-{
-	va_list ap;
-
-	sp->cls = XK_SPAN_UNSUPPORTED;
-	va_start(ap, fmt);
-	vsnprintf(sp->why, sizeof(sp->why), fmt, ap);
-	va_end(ap);
-}
-
 /* Where control goes after instruction i, inside the function: 0 to
  * DF_MAX_SUCC (a fault's fixup too: it may be taken instead of any). */
 int df_successors(const struct xk_func_code *code, size_t i,
@@ -1311,4 +1301,58 @@ void df_touches_gpr(const struct xk_insn *in, int gpr, bool *reads,
 		*writes |= xk_gpr(in->regs_write[r], NULL, NULL) == gpr;
 	if (in->is_call)	/* arguments read, caller-saved clobbered */
 		*reads = *writes = true;
+}
+
+/* Whether an instruction of f leaves it for another function's code. */
+bool df_leaves_function(const struct xk_sym *f, const struct xk_insn *in)
+{
+	return (in->is_call || in->is_branch) && !in->has_reloc &&
+	       (in->target < 0 || (uint64_t)in->target >= f->sym.st_size);
+}
+
+/*
+ * A branch of f that leaves it but for a return or a tail call: a
+ * jump-label site out of the function, an indirect jump, a relocated
+ * branch to anything but a function's start or an external symbol (a
+ * .cold part: the thread comes back), a conditional jump into another
+ * function. What the replayed form cannot
+ * follow, and what the call-state form refuses: its safe span is the
+ * whole call.
+ */
+const char *df_unfollowable_branch(const struct xk_sym *f,
+				   const struct xk_func_code *code, char *buf,
+				   size_t size)
+{
+	for (size_t i = 0; i < code->nr; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		const struct xk_rela *r = xk_insn_rela(f, in);
+
+		if (in->jump_label && !in->is_cond) {
+			snprintf(buf, size, "+0x%llx: a jump-label site whose target "
+				 "is not in the function", (unsigned long long)in->off);
+			return buf;
+		}
+		if (in->id == X86_INS_JMP && in->x86.op_count == 1 &&
+		    in->x86.operands[0].type != X86_OP_IMM) {
+			snprintf(buf, size, "+0x%llx %.60s: an indirect jump",
+				 (unsigned long long)in->off, in->text);
+			return buf;
+		}
+		if ((in->is_branch || in->is_ret) && r && r->sym && !in->alt_site &&
+		    !(r->sym->sym.st_shndx == SHN_UNDEF ||
+		      (r->sym->is_func && !strstr(r->sym->name, ".cold") &&
+		       r->addend == -4))) {
+			snprintf(buf, size, "+0x%llx %.60s: a jump to %.80s%+lld, no "
+				 "function's start", (unsigned long long)in->off,
+				 in->text, r->sym->name, (long long)r->addend);
+			return buf;
+		}
+		if (in->is_cond && df_leaves_function(f, in)) {
+			snprintf(buf, size, "+0x%llx %.60s: a conditional jump into "
+				 "another function", (unsigned long long)in->off,
+				 in->text);
+			return buf;
+		}
+	}
+	return NULL;
 }

@@ -3,8 +3,7 @@
 #ifndef XK_ANALYSIS_DATAFLOW_H
 #define XK_ANALYSIS_DATAFLOW_H
 
-#include "object.h"
-#include "xk/scope.h"
+#include "table.h"
 
 /*
  * The limits of the analyses here; reaching one refuses the span with a
@@ -19,9 +18,6 @@ struct df_limits {
 };
 extern struct df_limits df_limits;
 
-/* Marks a span unsupported with the reason. */
-void span_refuse(struct xk_scope_span *sp, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 /* Where control goes after instruction i, inside the function: 0 to 2. */
 /* at most DF_MAX_SUCC: a branch's target, the next one, a fault's fixup */
@@ -52,5 +48,13 @@ void df_touches_gpr(const struct xk_insn *in, int gpr, bool *reads,
 /* The registers holding the function's arguments at the probe point. */
 int df_locate_args(const struct xk_func_code *code, struct xk_scope_span *sp,
 		   size_t probe);
+/* Whether instruction in of f leaves it for another function's code (a
+ * call or jump the assembler resolved, no relocation). */
+bool df_leaves_function(const struct xk_sym *f, const struct xk_insn *in);
+/* A branch of f that leaves it but for a return or a tail call (a .cold
+ * part, an indirect or conditional jump out), or NULL; buf holds why. */
+const char *df_unfollowable_branch(const struct xk_sym *f,
+				   const struct xk_func_code *code, char *buf,
+				   size_t size);
 
 #endif

@@ -80,13 +80,6 @@ static const char *dest_name(const struct xk_obj *o, const struct xk_sym *f,
 	return NULL;
 }
 
-/* Whether an instruction of f leaves it for another function's code. */
-static bool leaves(const struct xk_sym *f, const struct xk_insn *in)
-{
-	return (in->is_call || in->is_branch) && !in->has_reloc &&
-	       (in->target < 0 || (uint64_t)in->target >= f->sym.st_size);
-}
-
 /*
  * What the replayed form cannot follow in a function of object o: an
  * exception-table entry (a fixup may land inside a region, and is not
@@ -105,52 +98,7 @@ static const char *unfollowable(const struct xk_obj *o, const struct xk_sym *f,
 		return "the function has exception-table entries";
 	if (gen_init_code(f))
 		return "the function is boot-time code (freed after boot)";
-	return gen_unfollowable_branch(f, code, buf, size);
-}
-
-/*
- * The branches of unfollowable(): a jump-label site out of the function,
- * an indirect jump, a relocated branch to anything but a function's start
- * or an external symbol (a .cold part: the thread comes back), a
- * conditional jump into another function. Also used by the call-state
- * form (spans.c: whole_function), whose safe span must be the whole call.
- */
-const char *gen_unfollowable_branch(const struct xk_sym *f,
-				    const struct xk_func_code *code, char *buf,
-				    size_t size)
-{
-	for (size_t i = 0; i < code->nr; i++) {
-		const struct xk_insn *in = &code->insn[i];
-		const struct xk_rela *r = xk_insn_rela(f, in);
-
-		if (in->jump_label && !in->is_cond) {
-			snprintf(buf, size, "+0x%llx: a jump-label site whose target "
-				 "is not in the function", (unsigned long long)in->off);
-			return buf;
-		}
-		if (in->id == X86_INS_JMP && in->x86.op_count == 1 &&
-		    in->x86.operands[0].type != X86_OP_IMM) {
-			snprintf(buf, size, "+0x%llx %.60s: an indirect jump",
-				 (unsigned long long)in->off, in->text);
-			return buf;
-		}
-		if ((in->is_branch || in->is_ret) && r && r->sym && !in->alt_site &&
-		    !(r->sym->sym.st_shndx == SHN_UNDEF ||
-		      (r->sym->is_func && !strstr(r->sym->name, ".cold") &&
-		       r->addend == -4))) {
-			snprintf(buf, size, "+0x%llx %.60s: a jump to %.80s%+lld, no "
-				 "function's start", (unsigned long long)in->off,
-				 in->text, r->sym->name, (long long)r->addend);
-			return buf;
-		}
-		if (in->is_cond && leaves(f, in)) {
-			snprintf(buf, size, "+0x%llx %.60s: a conditional jump into "
-				 "another function", (unsigned long long)in->off,
-				 in->text);
-			return buf;
-		}
-	}
-	return NULL;
+	return df_unfollowable_branch(f, code, buf, size);
 }
 
 /* Whether an instruction reads and whether it writes the flags. */
@@ -245,10 +193,11 @@ static int diff_regions(const struct xk_obj *ob, const struct xk_func_code *B,
 		if (match[i] < 0)
 			continue;
 		b = &V->insn[match[i]];
-		if (!same_insn(fb, a, fv, b) || leaves(fb, a) != leaves(fv, b))
+		if (!same_insn(fb, a, fv, b) ||
+		    df_leaves_function(fb, a) != df_leaves_function(fv, b))
 			continue;
 		/* a call or jump to another function: the same one */
-		if (leaves(fb, a)) {
+		if (df_leaves_function(fb, a)) {
 			na = dest_name(ob, fb, a, &at_a);
 			nb = dest_name(ov, fv, b, &at_b);
 			if (!na || !nb || strcmp(na, nb) || at_a != at_b)
@@ -311,7 +260,7 @@ static int diff_regions(const struct xk_obj *ob, const struct xk_func_code *B,
 		const struct xk_insn *a = &B->insn[i], *b;
 		ssize_t ta, tb;
 
-		if (eq[i] < 0 || a->target < 0 || a->is_call || leaves(fb, a))
+		if (eq[i] < 0 || a->target < 0 || a->is_call || df_leaves_function(fb, a))
 			continue;
 		b = &V->insn[eq[i]];
 		ta = xk_code_index(B, a->target);
@@ -651,7 +600,7 @@ static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
 		 * an unconditional jump into a static function */
 		if (!B->insn[i].is_ret &&
 		    !(B->insn[i].is_branch && !B->insn[i].is_cond &&
-		      leaves(fb, &B->insn[i])))
+		      df_leaves_function(fb, &B->insn[i])))
 			continue;
 		if (nr_exits == df_limits.exits) {
 			snprintf(why, size, "the safe span (the function) has more "

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 
 #include "dataflow.h"
+#include "forms/form.h"
+#include "relocs.h"
 #include "spans.h"
 #include "symexec.h"
 
@@ -56,6 +58,7 @@ struct func_ctx {
 	bool frame_moved;			/* a frame_pair was set aside */
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
+	struct form_fn fn;			/* what the forms see of it */
 };
 
 static void free_ctx(struct func_ctx *c)
@@ -938,17 +941,6 @@ static bool same_form(const struct xk_insn *a, const struct xk_insn *b)
 	return true;
 }
 
-/* Whether span sp is one of function f of object (module:name or name). */
-static bool span_of(const struct xk_scope_span *sp, const char *object,
-		    const struct xk_sym *f)
-{
-	const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
-						    sp->func;
-
-	return !strcmp(name, f->name) && sp->func_size == f->sym.st_size &&
-	       !strcmp(sp->object, object);
-}
-
 /* Whether instruction i of the baseline lies inside a supported span of t
  * in the function of c (with NULL: whether it is a seed). */
 static bool in_some_span(const struct func_ctx *c, const struct xk_scope *t,
@@ -961,7 +953,7 @@ static bool in_some_span(const struct func_ctx *c, const struct xk_scope *t,
 	for (int k = 0; k < t->nr_spans; k++) {
 		const struct xk_scope_span *sp = &t->spans[k];
 
-		if (sp->cls != XK_SPAN_UNSUPPORTED && span_of(sp, c->in->object, c->fb) &&
+		if (sp->cls != XK_SPAN_UNSUPPORTED && gen_span_of(sp, c->in->object, c->fb) &&
 		    off >= sp->start && off < sp->probe)
 			return true;
 	}
@@ -1831,19 +1823,6 @@ static int analyse_span(struct func_ctx *c, size_t start, size_t end,
 
 /* ---- readers of a read-only variable the constant initialises ---- */
 
-/*
- * Runs for datadiff.c (gen_reader_spans) on each instruction of function f
- * (of object obj: the shipped module, or the baseline object) that loads a
- * field of a read-only variable the constant initialises: `mov
- * bfq_timeout(%rip), %eax` in bfq_bfqq_served, where another object than
- * the variable's own reads `const int bfq_timeout = HZ / 8`. Its code is
- * the same at every value, so no diff shows it; the loaded value is y0 at
- * the default and fit[0] * N + fit[1] at N (the data's own fit, checked
- * against every build). The span is that one load, its location the
- * register it writes, rewritten at the probe after it as for an immediate
- * (the read-only data itself is never written). 0 with the span added,
- * supported or refused with the reason; -errno on failure.
- */
 /* Whether more bytes of span w are filled in by relocations (never
  * compared) than not. */
 static bool too_masked(const struct func_ctx *c, const struct span_work *w)
@@ -1857,6 +1836,19 @@ static bool too_masked(const struct func_ctx *c, const struct span_work *w)
 	return 2 * masked > to - from;
 }
 
+/*
+ * Runs for the variables form (form_obj.reader_span) on each instruction
+ * of function f (of object obj: the shipped module, or the baseline
+ * object) that loads a field of a read-only variable the constant
+ * initialises: `mov bfq_timeout(%rip), %eax` in bfq_bfqq_served, where
+ * another object than the variable's own reads `const int bfq_timeout =
+ * HZ / 8`. Its code is the same at every value, so no diff shows it; the
+ * loaded value is y0 at the default and fit[0] * N + fit[1] at N (the
+ * data's own fit, checked against every build). The span is that one
+ * load, its location the register it writes, rewritten at the probe after
+ * it as for an immediate (the read-only data itself is never written). 0 with the span added,
+ * supported or refused with the reason; -errno on failure.
+ */
 int gen_reader_span(const struct gen_input *in, const struct xk_obj *obj,
 		    const struct xk_sym *f, uint64_t at, const int64_t fit[2],
 		    int64_t y0, const char *object, struct xk_scope *t)
@@ -2115,45 +2107,6 @@ out:
 	return err;
 }
 
-/* A new span of the table, in function f of the object being analysed. */
-int gen_add_span(struct xk_scope *t, const struct gen_input *in,
-		 const struct xk_sym *f, struct xk_scope_span **sp)
-{
-	struct xk_scope_span *bigger;
-
-	bigger = realloc(t->spans, (t->nr_spans + 1) * sizeof(*bigger));
-	if (!bigger)
-		return xk_err(-ENOMEM, "%s: out of memory", __func__);
-	t->spans = bigger;
-	*sp = &t->spans[t->nr_spans++];
-	memset(*sp, 0, sizeof(**sp));
-	memset((*sp)->arg_reg, -1, sizeof((*sp)->arg_reg));
-	xk_strlcpy((*sp)->object, in->object, sizeof((*sp)->object));
-	/* a module's function is named module:function, as kallsyms and
-	 * kprobes resolve it */
-	if (in->module)
-		xk_snprintf((*sp)->func, sizeof((*sp)->func), "%s:%s", in->module,
-			    f->name);
-	else
-		xk_strlcpy((*sp)->func, f->name, sizeof((*sp)->func));
-	(*sp)->func_size = f->sym.st_size;
-	return 0;
-}
-
-/* A note for table t (what the analysis left out, and why); -E2BIG when
- * the table has XK_SCOPE_MAX_NOTES already. */
-int gen_add_note(struct xk_scope *t, const char *text)
-{
-	for (int i = 0; i < t->nr_notes; i++)
-		if (!strcmp(t->notes[i], text))
-			return 0;	/* another pass said it */
-	if (t->nr_notes >= XK_SCOPE_MAX_NOTES)
-		return xk_err(-E2BIG, "%s: more than %d notes (%s)", t->constant,
-			      XK_SCOPE_MAX_NOTES, text);
-	xk_strlcpy(t->notes[t->nr_notes++], text, sizeof(t->notes[0]));
-	return 0;
-}
-
 /* Whether baseline instruction i lies in a supported span added since first. */
 static bool covered_by(const struct func_ctx *c, const struct xk_scope *t,
 		       int first, size_t i)
@@ -2213,421 +2166,15 @@ static int analyse_regions(struct func_ctx *c, struct xk_scope *t, int first)
 	return err;
 }
 
-/* Code the running kernel no longer has, or never keeps: __init text is
- * freed after boot (kprobes refuses its addresses), __exit text of
- * built-in code is discarded. What it computed at boot keeps the
- * compiled-in value (a pool sized then), so such a use is refused. */
-bool gen_init_code(const struct xk_sym *f)
+/* The register forms for a form (form_fn.analyse_span): runs when a form
+ * asks, inside analyse_function's claim loop. */
+static int form_analyse_span(struct form_fn *fn, size_t start, size_t end,
+			     bool emulate, struct xk_scope_span *sp)
 {
-	const char *s = f->sec ? f->sec->name : "";
+	struct func_ctx *c = (struct func_ctx *)((char *)fn -
+						 offsetof(struct func_ctx, fn));
 
-	return !strncmp(s, ".init.text", 10) || !strncmp(s, ".exit.text", 10);
-}
-
-/* Whether baseline instruction i is a call of the kernel's printk (its
- * rel32 names _printk). */
-static bool calls_printk(const struct func_ctx *c, size_t i)
-{
-	const struct xk_insn *in = &c->base.insn[i];
-	const char *callee = in->is_call ? xk_callee_name(c->fb, in) : NULL;
-
-	return callee && !strcmp(callee, "_printk");
-}
-
-static bool caller_saved(int gpr)
-{
-	return gpr == XK_RAX || gpr == XK_RCX || gpr == XK_RDX || gpr == XK_RSI ||
-	       gpr == XK_RDI || (gpr >= XK_R8 && gpr <= XK_R11);
-}
-
-/*
- * Whether the block [from, to) of straight-line code only logs: moves
- * into caller-saved registers (arguments), ending with a call of printk
- * at to - 1. No store, no other call: what a path through it leaves is
- * the kernel log, and registers the call clobbers anyway.
- */
-static bool only_logs(const struct func_ctx *c, size_t from, size_t to)
-{
-	if (to <= from || !calls_printk(c, to - 1))
-		return false;
-	for (size_t i = from; i + 1 < to; i++) {
-		const struct xk_insn *in = &c->base.insn[i];
-		const cs_x86 *x = &in->x86;
-		int width, gpr;
-		bool high;
-
-		if (c->target[i] && i != from)
-			return false;	/* another path joins inside */
-		if ((in->id != X86_INS_MOV && in->id != X86_INS_MOVABS &&
-		     in->id != X86_INS_LEA && in->id != X86_INS_XOR) ||
-		    x->op_count != 2 || x->operands[0].type != X86_OP_REG)
-			return false;
-		gpr = xk_gpr(x->operands[0].reg, &width, &high);
-		if (gpr < 0 || !caller_saved(gpr) ||
-		    (in->id == X86_INS_XOR && (x->operands[1].type != X86_OP_REG ||
-					       x->operands[1].reg != x->operands[0].reg)))
-			return false;
-	}
-	return !c->target[to - 1] || to - 1 == from;
-}
-
-/* Appends the n-th use's offset to a note being built (why, *len bytes
- * so far, or negative once it did not fit): " +0x10", ", +0x20". */
-static void note_offset(char *why, size_t size, int *len, int n, uint64_t off)
-{
-	if (*len > 0 && (size_t)*len < size)
-		*len += snprintf(why + *len, size - *len, "%s +0x%llx", n ? "," : "",
-				 (unsigned long long)off);
-}
-
-/*
- * Boot-time code in which the constant only decided whether a message
- * went to the kernel log: each use is `cmp $N, x` and a jcc, one side of
- * which is a call of printk (only_logs) and comes back where the other
- * goes, with the flags dead on both. rcu_init() tells that way that a
- * parameter differs from its default (if (blimit != DEFAULT_RCU_BLIMIT)
- * pr_info(...)). That code ran once, at boot: a kernel built with another
- * value differs from this one by a line of the boot log at most, nothing
- * the retune could or should reproduce. The note for the table (why) names
- * the uses; any other change in the function, or any other shape, and it
- * is refused as boot-time code.
- */
-static bool boot_log_only(const struct func_ctx *c, char *why, size_t size)
-{
-	int n = 0, len;
-
-	len = snprintf(why, size, "%s %s (boot-time code, %s): the constant only "
-		       "decided whether it logged a boot message, at", c->in->object,
-		       c->fb->name, c->fb->sec->name);
-	for (size_t i = 0; i < c->base.nr; i++) {
-		const struct xk_insn *cmp = &c->base.insn[i], *jcc;
-		size_t t;
-
-		if (c->other[i])
-			return false;
-		if (!c->seed[i])
-			continue;
-		if (cmp->id != X86_INS_CMP || i + 2 >= c->base.nr)
-			return false;
-		jcc = &c->base.insn[i + 1];
-		if (!jcc->is_cond || jcc->jump_label || jcc->alt_site ||
-		    jcc->target <= (int64_t)jcc->off || c->target[i + 1])
-			return false;
-		t = (size_t)xk_code_index(&c->base, (uint64_t)jcc->target);
-		/* printk's return value (rax) unread where the paths join */
-		if ((ssize_t)t < 0 || !only_logs(c, i + 2, t) ||
-		    df_flags_live(&c->base, i + 2) || df_flags_live(&c->base, t) ||
-		    df_reg_read(&c->base, t, XK_RAX))
-			return false;
-		note_offset(why, size, &len, n++, cmp->off);
-	}
-	return n > 0 && len > 0 && (size_t)len < size;
-}
-
-/* Whether baseline instruction i loads the kernel's tick count (`mov
- * jiffies(%rip), %reg`, 64 bits) into general register gpr. */
-static bool loads_jiffies(const struct func_ctx *c, size_t i, int gpr)
-{
-	const struct xk_insn *in = &c->base.insn[i];
-	const cs_x86 *x = &in->x86;
-	const struct xk_rela *r;
-	int width;
-
-	if (in->id != X86_INS_MOV || x->op_count != 2 ||
-	    x->operands[0].type != X86_OP_REG || x->operands[1].type != X86_OP_MEM ||
-	    x->operands[1].mem.base != X86_REG_RIP ||
-	    xk_gpr(x->operands[0].reg, &width, NULL) != gpr || width != 64)
-		return false;
-	r = xk_insn_rela(c->fb, in);
-	return r && r->sym && r->sym->name &&
-	       (!strcmp(r->sym->name, "jiffies") || !strcmp(r->sym->name, "jiffies_64"));
-}
-
-/*
- * Boot-time code in which the constant only armed deadlines: each use is
- * `add $N, %reg` on the tick count just loaded in its block (`mov
- * jiffies(%rip), %reg`), whose sum goes to memory by the next instruction
- * that reads the register and is dead after it, flags unread: sched_init()
- * sets `calc_load_update` and each runqueue's to jiffies + LOAD_FREQ.
- * Such a value is an instant, armed once, as a timer armed before a retune
- * is: it keeps its compiled-in expiry, and what the kernel does at or after
- * it (re-arming it from the constant: calc_global_load) is code the
- * constant's other spans cover. A store of any other value (a setting or
- * a size the boot code computed, WQ_MAX_ACTIVE's argument) or any other
- * change in the function, and it is refused as boot-time code. why: the
- * note, naming the uses.
- */
-static bool boot_deadline_only(const struct func_ctx *c, char *why, size_t size)
-{
-	int n = 0, len;
-
-	len = snprintf(why, size, "%s %s (boot-time code, %s): the constant only "
-		       "armed deadlines once (jiffies + N, stored), kept as a timer "
-		       "armed before a retune is, at", c->in->object, c->fb->name,
-		       c->fb->sec->name);
-	for (size_t i = 0; i < c->base.nr; i++) {
-		const struct xk_insn *in = &c->base.insn[i];
-		const cs_x86 *x = &in->x86;
-		ssize_t def = -1, store = -1;
-		bool reads, writes;
-		int gpr, width;
-
-		if (c->other[i])
-			return false;
-		if (!c->seed[i])
-			continue;
-		if (in->id != X86_INS_ADD || x->op_count != 2 ||
-		    x->operands[0].type != X86_OP_REG ||
-		    x->operands[1].type != X86_OP_IMM)
-			return false;
-		gpr = xk_gpr(x->operands[0].reg, &width, NULL);
-		if (gpr < 0 || width != 64 || df_flags_live(&c->base, i + 1))
-			return false;
-		/* its input: the tick count, loaded in this block */
-		for (size_t k = i; k > 0 && !c->leader[k] && def < 0; k--) {
-			df_touches_gpr(&c->base.insn[k - 1], gpr, &reads, &writes);
-			if (writes)
-				def = (ssize_t)k - 1;
-		}
-		if (def < 0 || !loads_jiffies(c, (size_t)def, gpr))
-			return false;
-		/* its output: stored, in this block, then dead */
-		for (size_t k = i + 1; k < c->base.nr && store < 0; k++) {
-			const struct xk_insn *s = &c->base.insn[k];
-			const cs_x86 *sx = &s->x86;
-
-			if (c->leader[k])
-				return false;
-			df_touches_gpr(s, gpr, &reads, &writes);
-			if (!reads && !writes)
-				continue;
-			if (s->id != X86_INS_MOV || sx->op_count != 2 ||
-			    sx->operands[0].type != X86_OP_MEM ||
-			    sx->operands[1].type != X86_OP_REG ||
-			    sx->operands[1].reg != x->operands[0].reg ||
-			    xk_gpr(sx->operands[0].mem.base, NULL, NULL) == gpr ||
-			    xk_gpr(sx->operands[0].mem.index, NULL, NULL) == gpr ||
-			    xk_gpr(sx->operands[0].mem.base, NULL, NULL) == XK_RSP)
-				return false;
-			store = (ssize_t)k;
-		}
-		if (store < 0 || df_reg_read(&c->base, (size_t)store + 1, gpr))
-			return false;
-		note_offset(why, size, &len, n++, in->off);
-	}
-	return n > 0 && len > 0 && (size_t)len < size;
-}
-
-/*
- * Why a function's whole code cannot be one safe span that a thread
- * leaves only at its returns and tail calls, or NULL: a branch that
- * leaves it otherwise (a .cold part the thread comes back from, an
- * indirect jump, a conditional tail call: gen_unfollowable_branch, or a
- * relocated jcc), a fault whose fixup lies outside it, an exit kprobes
- * refuses (a static call's jmp __SCT__), more exits than a table holds.
- * exits: the offsets of its returns and tail calls, *nr of them.
- */
-static const char *whole_call_exits(const struct func_ctx *c, uint64_t *exits,
-				    int *nr, char *buf, size_t size)
-{
-	const char *why = gen_unfollowable_branch(c->fb, &c->base, buf, size);
-
-	*nr = 0;
-	for (size_t i = 0; i < c->base.nr && !why; i++) {
-		const struct xk_insn *in = &c->base.insn[i];
-		bool leaves = in->is_ret ||
-			      (in->is_branch && !in->is_cond && in->target >= 0 &&
-			       (uint64_t)in->target >= c->fb->sym.st_size);
-
-		if (in->is_cond && in->has_reloc && !in->alt_site)
-			why = "a conditional jump out of it";
-		else if (in->fixup == XK_FIXUP_ELSEWHERE)
-			why = "an instruction whose fault resumes outside it";
-		else if (leaves && in->unprobeable)
-			why = "an exit that kprobes refuses (a static call)";
-		else if (leaves && *nr == df_limits.exits)
-			why = "more exits than a table may hold";
-		else if (leaves)
-			exits[(*nr)++] = in->off;
-	}
-	return why;
-}
-
-/*
- * The spans of a function whose frame the constant sizes (frame_pair set
- * differences aside) hold state of the call: the array is filled under
- * one value and bounded by it (kfree_skb_add_bulk's `skb_count == N`). A
- * thread that had put 12 skbs in a batch of 16 would count past a new
- * bound of 8, and past the array's end, if the value changed between two
- * of its compares. So every span of the function, whichever pass made it,
- * is call_state: its safe span is the whole function, left at its
- * returns and tail calls, its value changes only when no thread is in
- * the function (the module never changes it at an instant, returns to
- * the default at unload the same way and lets no policy drive it), and
- * it is never settled. A function that cannot be one such span
- * (whole_call_exits) refuses its spans; one with no supported span of
- * its own (its uses in a callee) gets a refused one: nothing would hold
- * a value for the whole call. Runs at the end of analyse_function.
- */
-static int whole_function(const struct func_ctx *c, struct xk_scope *t, int first)
-{
-	uint64_t exits[XK_MAX_EXITS];
-	char buf[320];
-	struct xk_scope_span *sp;
-	int nr = 0, any = 0, err;
-	const char *why = whole_call_exits(c, exits, &nr, buf, sizeof(buf));
-	const char *cause = c->in->heap_call ?
-			    " sizes heap objects by the constant" :
-			    "'s frame is sized by the constant";
-
-	for (int k = first; k < t->nr_spans; k++) {
-		sp = &t->spans[k];
-		if (!span_of(sp, c->in->object, c->fb))
-			continue;
-		any++;
-		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->cls == XK_SPAN_DATA)
-			continue;
-		if (why) {
-			span_refuse(sp, "%s%s, so its safe span is the whole "
-				    "function, which has %s", c->fb->name, cause, why);
-			continue;
-		}
-		sp->call_state = c->in->heap_call ? XK_CALL_STATE_HEAP :
-						    XK_CALL_STATE_FRAME;
-		sp->nr_imms = 0;	/* never settled: no text poke mid-call */
-		memcpy(sp->exits, exits, sizeof(exits[0]) * (size_t)nr);
-		sp->nr_exits = nr;
-		sp->nr_ranges = 1;
-		sp->ranges[0][0] = 0;
-		sp->ranges[0][1] = sp->func_size;
-		sp->escapes |= XK_ESCAPE_STORE | XK_ESCAPE_CALL | XK_ESCAPE_RET;
-		sp->slice_len = (uint32_t)c->base.nr;
-	}
-	if (any || why)
-		return 0;
-	err = gen_add_span(t, c->in, c->fb, &sp);
-	if (!err)
-		span_refuse(sp, "%s%s, but no span of its own carries the value "
-			    "(a callee's do): nothing would keep one value for the "
-			    "whole call", c->fb->name, cause);
-	return err;
-}
-
-/*
- * Boot-time code is refused before its spans are analysed; but a value it
- * passed to an allocator sized a heap object that lives on (bio_integrity_
- * init's kmem_cache_create: BIO_INLINE_VECS's slab), which the runtime must
- * know to refuse every other value (XK_WHY_HEAP). So each seed is analysed
- * as a span of its own, and the first such finding is put in why ("" when
- * none); the spans are dropped.
- */
-static int boot_heap_use(struct func_ctx *c, struct xk_scope *t, char *why,
-			 size_t size)
-{
-	int first = t->nr_spans, err = 0;
-
-	why[0] = '\0';
-	for (size_t i = 0; i < c->base.nr && !err && !why[0]; i++) {
-		struct xk_scope_span *sp;
-		const char *heap;
-
-		if (!c->seed[i])
-			continue;
-		err = gen_add_span(t, c->in, c->fb, &sp) ?:
-		      analyse_span(c, i, i, false, sp);
-		heap = !err && sp->cls == XK_SPAN_UNSUPPORTED ?
-		       strstr(sp->why, XK_WHY_HEAP) : NULL;
-		if (heap)
-			snprintf(why, size, "; +0x%llx: its value %.*s",
-				 (unsigned long long)c->base.insn[i].off,
-				 (int)strcspn(heap, ";"), heap);
-	}
-	for (int k = first; k < t->nr_spans; k++)
-		free(t->spans[k].replays);
-	t->nr_spans = first;
-	return err;
-}
-
-/*
- * The function's code in both fit builds is the baseline's, byte for byte
- * (and no frame slot moved), yet gen_object found it different: when the
- * check build's instructions differ too (beyond branch and call targets,
- * which move with the section's layout), only the check build changed
- * it, at a value past some threshold of the code (a branch the compiler
- * keeps or drops, another instruction form). No seed can show where, and
- * a retune to such a value would run the baseline's code: refused, never
- * passed over.
- */
-/* The function of f's section whose code holds offset off, or NULL. */
-static const struct xk_sym *func_holding(const struct xk_sym *f, uint64_t off)
-{
-	const struct xk_obj *o = f->sec->obj;
-
-	for (size_t k = 0; k < o->nr_syms; k++) {
-		const struct xk_sym *g = &o->syms[k];
-
-		if (g->is_func && g->sec == f->sec && off >= g->sym.st_value &&
-		    off < g->sym.st_value + g->sym.st_size)
-			return g;
-	}
-	return NULL;
-}
-
-/*
- * A call or jump the assembler resolved to a function of the same section
- * (no relocation): a's target in fa and b's in fb name the same function
- * at the same offset, wherever the section's layout put it.
- */
-static bool same_function_called(const struct xk_sym *fa, const struct xk_insn *a,
-				 const struct xk_sym *fb, const struct xk_insn *b)
-{
-	const struct xk_sym *ta, *tb;
-	uint64_t at, bt;
-
-	if (a->id != b->id || a->has_reloc || b->has_reloc ||
-	    !(a->is_call || a->is_branch) || a->x86.op_count != 1 ||
-	    b->x86.op_count != 1 || a->x86.operands[0].type != X86_OP_IMM ||
-	    b->x86.operands[0].type != X86_OP_IMM)
-		return false;
-	/* capstone's immediate: the target, with the function at 0 */
-	at = fa->sym.st_value + (uint64_t)a->x86.operands[0].imm;
-	bt = fb->sym.st_value + (uint64_t)b->x86.operands[0].imm;
-	ta = func_holding(fa, at);
-	tb = func_holding(fb, bt);
-	return ta && tb && !strcmp(ta->name, tb->name) &&
-	       at - ta->sym.st_value == bt - tb->sym.st_value;
-}
-
-static bool only_check_differs(const struct func_ctx *c)
-{
-	const struct xk_sym *fb = c->fb;
-	const int v = GEN_FIT_VARIANTS;
-	char why[200];
-
-	if (c->frame_moved)
-		return false;
-	for (int f = 0; f < GEN_FIT_VARIANTS; f++) {
-		const struct xk_sym *g = fb->twin_v[f];
-
-		if (!g || g->sym.st_size != fb->sym.st_size ||
-		    memcmp(xk_func_bytes(g), xk_func_bytes(fb), fb->sym.st_size))
-			return false;
-	}
-	if (c->var[v].nr != c->base.nr)
-		return true;
-	for (size_t i = 0; i < c->base.nr; i++) {
-		ssize_t j = c->match[v][i];
-
-		if (j < 0 || (strcmp(c->base.insn[i].norm, c->var[v].insn[j].norm) &&
-			      !same_function_called(fb, &c->base.insn[i],
-						    c->var[v].sym, &c->var[v].insn[j])))
-			return true;
-		if ((c->base.insn[i].has_reloc || c->var[v].insn[j].has_reloc) &&
-		    !gen_same_relocs(fb, &c->base.insn[i], c->var[v].sym,
-				     &c->var[v].insn[j], why, sizeof(why)))
-			return true;
-	}
-	return false;
+	return analyse_span(c, start, end, emulate, sp);
 }
 
 static int analyse_function(const struct gen_input *in, const struct xk_obj *obj,
@@ -2643,6 +2190,12 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	if (err)
 		goto out;
 	first_span = t->nr_spans;
+	c.fn = (struct form_fn){
+		.in = in, .obj = obj, .fb = fb, .base = &c.base, .var = c.var,
+		.match = c.match, .leader = c.leader, .target = c.target,
+		.seed = c.seed, .other = c.other, .first_span = first_span,
+		.analyse_span = form_analyse_span,
+	};
 	if (in->by_shape) {
 		char why[192] = "";
 		bool any = false;
@@ -2662,49 +2215,20 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 		}
 	}
 	nr_seeds = find_seeds(&c, &other_diff, &other);
-	if ((nr_seeds || other_diff) && gen_init_code(fb)) {
-		struct xk_scope_span *sp;
-		char why[sizeof(t->notes[0])];
-
-		if (!in->by_shape && (boot_log_only(&c, why, sizeof(why)) ||
-				      boot_deadline_only(&c, why, sizeof(why)))) {
-			err = gen_add_note(t, why);
+	c.fn.nr_seeds = nr_seeds;
+	c.fn.other_diff = other_diff;
+	c.fn.frame_moved = c.frame_moved;
+	for (const struct gen_form *const *f = gen_forms; *f && !err; f++) {
+		if (!(*f)->claim)
+			continue;
+		err = (*f)->claim(&c.fn, t);
+		if (err > 0) {
+			err = 0;
 			goto out;
 		}
-		/* what it stored in static variables: recomputed per value */
-		char boot[240] = "";
-
-		if (!in->by_shape) {
-			err = gen_boot_data(in, fb, &c.base, c.var, t, boot,
-					    sizeof(boot));
-			if (err) {	/* 1: its variables are spans */
-				err = err < 0 ? err : 0;
-				goto out;
-			}
-		}
-		err = boot_heap_use(&c, t, why, sizeof(why)) ?:
-		      gen_add_span(t, in, fb, &sp);
-		if (!err)
-			span_refuse(sp, "%s is boot-time code (%s, freed after boot): "
-				    "what it computed keeps the compiled-in value%s%s%s",
-				    fb->name, fb->sec->name, why,
-				    boot[0] ? "; as variables it derives: " : "", boot);
-		goto out;
 	}
-	if (!nr_seeds && !other_diff && !in->by_shape && only_check_differs(&c)) {
-		struct xk_scope_span *sp;
-
-		err = gen_add_span(t, in, fb, &sp);
-		if (!err)
-			span_refuse(sp, "%s differs from the baseline only in the "
-				    "check build (N=%lld): the fit builds (N=%lld, "
-				    "N=%lld) compile what the baseline does, so no "
-				    "span carries what the value changes there",
-				    fb->name, (long long)in->variant[GEN_FIT_VARIANTS].value,
-				    (long long)in->variant[0].value,
-				    (long long)in->variant[1].value);
+	if (err)
 		goto out;
-	}
 	if (!nr_seeds) {
 		/* the code moved, but no immediate carries the constant */
 		if (other_diff)
@@ -2768,18 +2292,11 @@ static int analyse_function(const struct gen_input *in, const struct xk_obj *obj
 	if (!err && other_diff)
 		err = analyse_regions(&c, t, first_span);
 out:
-	/* every path's spans: seeds, regions, emulated, by shape */
-	if (!err && in->heap_call && c.frame_moved) {
-		struct xk_scope_span *sp;
-
-		/* the bound a frame needs is lowered by the first analysis */
-		err = gen_add_span(t, in, fb, &sp);
-		if (!err)
-			span_refuse(sp, "%s sizes both heap objects and its frame "
-				    "by the constant", fb->name);
-	} else if (!err && (c.frame_moved || in->heap_call)) {
-		err = whole_function(&c, t, first_span);
-	}
+	/* every path's spans: seeds, regions, emulated, by shape, a form's */
+	c.fn.frame_moved = c.frame_moved;
+	for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
+		if ((*f)->finish)
+			err = (*f)->finish(&c.fn, t);
 	free_ctx(&c);
 	return err;
 }
@@ -2789,7 +2306,7 @@ static bool refused_in(const struct gen_input *in, const struct xk_sym *f)
 {
 	for (int k = 0; k < in->redo->nr_spans; k++)
 		if (in->redo->spans[k].cls == XK_SPAN_UNSUPPORTED &&
-		    span_of(&in->redo->spans[k], in->object, f))
+		    gen_span_of(&in->redo->spans[k], in->object, f))
 			return true;
 	return false;
 }
@@ -2819,9 +2336,14 @@ int gen_object(const struct gen_input *in, struct xk_scope *t)
 		for (size_t i = 0; i < var[v].nr_syms; i++)
 			var[v].syms[i].twin = NULL;
 	}
-	/* the uses no instruction byte shows: data, addresses */
-	if (!in->by_shape && !in->heap_call)
-		err = gen_data_uses(in, &base, var, t);
+	/* the forms' passes over the whole object: the uses no instruction
+	 * byte shows (data, addresses) */
+	struct form_obj fo = { .in = in, .base = &base, .var = var,
+			       .reader_span = gen_reader_span };
+
+	for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
+		if ((*f)->object)
+			err = (*f)->object(&fo, t);
 	for (size_t i = 0; i < base.nr_syms && !err; i++) {
 		struct xk_sym *f = &base.syms[i];
 		bool same = true;
@@ -2862,22 +2384,6 @@ out:
 }
 
 /* ---- a new value for the per-value spans (xk set, xk gen --prepare) ---- */
-
-/* The baseline's function of a span: its name (less module:) and size. */
-struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *sp)
-{
-	const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
-						    sp->func;
-
-	for (size_t i = 0; i < o->nr_syms; i++) {
-		struct xk_sym *f = &o->syms[i];
-
-		if (f->is_func && f->sym.st_size == sp->func_size &&
-		    !strcmp(f->name, name))
-			return f;
-	}
-	return NULL;
-}
 
 /*
  * Span sp's parameters in the build of in->variant[0]: its function must
@@ -2993,15 +2499,19 @@ int gen_point_object(const struct gen_input *in, const struct xk_scope *t,
 	xk_obj_correlate(&base, &var);
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
+		const struct gen_form *const *form;
 		char why[600];
 
 		if (sp->cls == XK_SPAN_UNSUPPORTED || sp->nr_points <= 0 ||
 		    strcmp(sp->object, in->object))
 			continue;
-		if (sp->cls == XK_SPAN_DATA)
-			err = gen_boot_data_point(in, t, &base, &var, sp,
-						  &rows[i][0], why, sizeof(why));
-		else
+		form = gen_forms;
+		while (*form && !((*form)->owns && (*form)->owns(sp)))
+			form++;
+		if (*form)
+			err = (*form)->point(in, t, &base, &var, sp, rows[i], why,
+					     sizeof(why));
+		else	/* the register forms' */
 			err = point_of_span(in, &base, t, sp, rows[i], why,
 					    sizeof(why));
 		if (err == -ENOTSUP)

@@ -131,7 +131,7 @@ static int G_STACK_spans(void)
 	return 0;
 }
 /*
- * Uses no instruction byte shows (lib/analysis/datadiff.c). golden_table[N]
+ * Uses no instruction byte shows (lib/analysis/forms/variables.c). golden_table[N]
  * is `mov golden_table+4N(%rip)`: the same bytes at every value, only the
  * relocation's addend moves (in golden_addr, and in golden_addr_sum next
  * to a compare with N that is a span). golden_initial_limit = N is data, no code.

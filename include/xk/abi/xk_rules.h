@@ -862,7 +862,7 @@ static inline const char *xk_rule_check_inputs(const struct xk_expr *e,
  * (init_task), the first credentials (init_cred), a module's own struct
  * module (__this_module), or a whole page-aligned page of data or bss
  * (page tables, stacks, the zero page). The analysis refuses such a span
- * by name (lib/analysis/datadiff.c), the module again at load
+ * by name (lib/analysis/forms/variables.c), the module again at load
  * (kmod/xk_data.c). page_aligned: the object starts on a page boundary.
  */
 #define XK_RULE_PAGE_SIZE 4096

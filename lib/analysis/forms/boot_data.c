@@ -11,7 +11,7 @@
  * serve that code (it is gone), but what it left is data: the build with
  * another value would have booted with other bytes in beta_scale. So each
  * such variable becomes a span of class data, like a variable the constant
- * initialises (datadiff.c), whose value at N is what the boot code of the
+ * initialises (forms/variables.c), whose value at N is what the boot code of the
  * build with N stores there: no fit (integer divisions are no a*N + b),
  * one point per value, each build's straight-line start run concretely.
  *
@@ -37,7 +37,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "spans.h"
+#include "relocs.h"
+#include "form.h"
 
 #define BOOT_MAX_STORES 16
 
@@ -831,7 +832,7 @@ static int check_runs(const struct gen_input *in, const struct xk_sym *const *fs
 	for (int k = 0; k < nr; k++) {
 		err = run_boot(fs[k], code[k], &r[k]);
 		if (err) {
-			snprintf(why, size, "its start cannot be run: %s", r[k].why);
+			xk_snprintf(why, size, "its start cannot be run: %s", r[k].why);
 			return -ENOTSUP;
 		}
 	}
@@ -983,10 +984,18 @@ static uint64_t holder_off(const struct boot_store *s, const struct xk_sym *y)
 	return (uint64_t)(s->place - (int64_t)y->sym.st_value);
 }
 
-int gen_boot_data(const struct gen_input *in, const struct xk_sym *fb,
-		  const struct xk_func_code *base,
-		  const struct xk_func_code *var, struct xk_scope *t,
-		  char *why, size_t size)
+/*
+ * Function fb (boot-time code of the baseline, its code base; var[v] its
+ * code in each build) stores, in the straight-line run it starts with,
+ * values that differ between the builds to static variables, and the
+ * constant reaches nothing else of it. Each variable becomes a data span
+ * with the value each build's run stores (per value: points); 1 with them
+ * added, 0 with why when fb is no such code, or -errno.
+ */
+static int boot_data(const struct gen_input *in, const struct xk_sym *fb,
+		     const struct xk_func_code *base,
+		     const struct xk_func_code *var, struct xk_scope *t,
+		     char *why, size_t size)
 {
 	const struct xk_sym *fs[1 + GEN_NR_VARIANTS] = { fb };
 	const struct xk_func_code *code[1 + GEN_NR_VARIANTS] = { base };
@@ -1165,10 +1174,16 @@ static bool per_value_variable(const struct xk_scope *t, const char *object,
 	return false;
 }
 
-int gen_boot_data_point(const struct gen_input *in, const struct xk_scope *t,
-			struct xk_obj *base, struct xk_obj *var,
-			const struct xk_scope_span *sp, __s64 *value, char *why,
-			size_t size)
+/*
+ * The value a derived variable's span sp (boot_data) holds in the build of
+ * object var: the run of its boot code there, checked against the same
+ * function of the baseline base as xk gen checks it, every other store of
+ * it the baseline's or a per-value variable of t; -ENOTSUP with why.
+ */
+static int boot_data_point(const struct gen_input *in, const struct xk_scope *t,
+			   struct xk_obj *base, struct xk_obj *var,
+			   const struct xk_scope_span *sp, __s64 *value, char *why,
+			   size_t size)
 {
 	const char *name = strchr(sp->func, ':') ? strchr(sp->func, ':') + 1 :
 			   sp->func;
@@ -1256,3 +1271,29 @@ int gen_boot_data_point(const struct gen_input *in, const struct xk_scope *t,
 	}
 	return err;
 }
+
+/* Claims boot-time code (not by shape) whose every use of the value is a
+ * variable it derives; else leaves in fn->found why not, for the boot-code
+ * form's refusal. */
+static int claim_boot_data(struct form_fn *fn, struct xk_scope *t)
+{
+	if (!gen_init_code(fn->fb) || fn->in->by_shape ||
+	    !(fn->nr_seeds || fn->other_diff))
+		return 0;
+	return boot_data(fn->in, fn->fb, fn->base, fn->var, t, fn->found,
+			 sizeof(fn->found));
+}
+
+/* The per-value spans of class data are this form's (a variable the value
+ * initialises has a fit, no points). */
+static bool owns_boot_data(const struct xk_scope_span *sp)
+{
+	return sp->cls == XK_SPAN_DATA;
+}
+
+const struct gen_form form_boot_data = {
+	.name = "boot data",
+	.claim = claim_boot_data,
+	.owns = owns_boot_data,
+	.point = boot_data_point,
+};

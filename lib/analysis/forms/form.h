@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The span forms of the offline analysis: each one way in which code or
+ * data that differs between the baseline and its builds becomes spans of
+ * the table, notes, or a refusal naming why.
+ *
+ * The pipeline (spans.c: gen_object) first gives every form's object pass
+ * the whole object and its builds (data and relocations that differ).
+ * Then, for each function that differs (analyse_function), it disassembles
+ * it and its builds, aligns them, finds the seeds (instructions whose
+ * immediate moves with the value) and the other changed instructions, and
+ * fills a struct form_fn. It asks the forms of gen_forms[], in that order,
+ * to claim the function: the first that does gives its spans, and no later
+ * one is asked. A function no form claims is analysed by the pipeline's
+ * register forms (its seeds, grouped, as affine, inverse, memory-input or
+ * emulated spans; the other changed regions as multiply spans or
+ * refused). Last, every form's finish runs on the function's spans,
+ * whoever made them.
+ *
+ * A form file (forms/NAME.c) includes this header and the analysis's
+ * lower layers (table.h, dataflow.h, relocs.h, symexec.h, the object
+ * model), never spans.h: what a form may use of the pipeline (the register
+ * forms on a range of seeds, or on one load) comes through a callback of
+ * form_fn or form_obj. docs/hacking.md, "Adding a form", says how to add
+ * one.
+ */
+#ifndef XK_ANALYSIS_FORM_H
+#define XK_ANALYSIS_FORM_H
+
+#include "table.h"
+
+/* One function of the object as the forms see it; every array is indexed by
+ * baseline instruction. */
+struct form_fn {
+	const struct gen_input *in;
+	const struct xk_obj *obj;		/* the baseline object */
+	const struct xk_sym *fb;		/* the baseline's function */
+	const struct xk_func_code *base;	/* its code */
+	const struct xk_func_code *var;		/* in each build: [GEN_NR_VARIANTS] */
+	ssize_t *const *match;			/* [v][i]: var[v]'s insn, or -1 */
+	const bool *leader;			/* starts a basic block */
+	const bool *target;			/* some branch jumps here */
+	const bool *seed;			/* its immediate moves with the value */
+	const bool *other;			/* changes, but is no seed */
+	int nr_seeds;
+	bool other_diff;			/* some instruction is other */
+	bool frame_moved;			/* its frame is sized by the value */
+	int first_span;				/* its first span in the table */
+	/* what a form that did not claim the function found, for the refusal
+	 * of a later one to name ("" when nothing) */
+	char found[240];
+	/*
+	 * The pipeline's register forms on baseline instructions [start, end]
+	 * as span sp (emulate: the emulated form as the last resort): 0 with
+	 * sp supported or refused, -errno on failure.
+	 */
+	int (*analyse_span)(struct form_fn *fn, size_t start, size_t end,
+			    bool emulate, struct xk_scope_span *sp);
+};
+
+/* One object and its builds, correlated (each symbol's twin_v[v]), as the
+ * forms see it before its functions are analysed. */
+struct form_obj {
+	const struct gen_input *in;
+	const struct xk_obj *base;
+	const struct xk_obj *var;		/* [GEN_NR_VARIANTS] */
+	/*
+	 * The pipeline's register forms on one load of a read-only variable:
+	 * instruction at of function f (of obj: the shipped module, or the
+	 * baseline object) loads y0 at the default, fit[0] * N + fit[1] at N;
+	 * its span is added to t, supported or refused; -errno on failure.
+	 */
+	int (*reader_span)(const struct gen_input *in, const struct xk_obj *obj,
+			   const struct xk_sym *f, uint64_t at,
+			   const int64_t fit[2], int64_t y0, const char *object,
+			   struct xk_scope *t);
+};
+
+struct gen_form {
+	const char *name;
+	/* Object o, before its functions: appends the spans the form finds in
+	 * it (0) or -errno. NULL: the form looks at functions only. */
+	int (*object)(const struct form_obj *o, struct xk_scope *t);
+	/*
+	 * Function fn as this form: 1 when the form claims it, its spans,
+	 * notes or refusal appended to t; 0 when fn is not of this form,
+	 * nothing appended; -errno on failure. NULL: the form claims nothing.
+	 */
+	int (*claim)(struct form_fn *fn, struct xk_scope *t);
+	/* Runs on every function once its spans are made (those from
+	 * fn->first_span on); 0 or -errno. NULL: nothing to do. */
+	int (*finish)(struct form_fn *fn, struct xk_scope *t);
+	/*
+	 * For xk set and xk gen --prepare: whether span sp of table t is this
+	 * form's per-value span, and its parameters at in->variant[0].value
+	 * from that build (var, correlated with base): 0, -ENOTSUP with why,
+	 * or -errno. NULL: the form has no per-value spans of its own.
+	 */
+	bool (*owns)(const struct xk_scope_span *sp);
+	int (*point)(const struct gen_input *in, const struct xk_scope *t,
+		     struct xk_obj *base, struct xk_obj *var,
+		     const struct xk_scope_span *sp, __s64 *params, char *why,
+		     size_t size);
+};
+
+/* The forms, in the order the pipeline asks them; NULL-terminated. */
+extern const struct gen_form *const gen_forms[];
+
+#endif

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxk analysis: the span forms, in the order the pipeline asks them
+ * (form.h). The variables form looks at the whole object. Then boot-time
+ * code, the most specific form first: a note (the value only logged or
+ * armed deadlines), the variables it derives, else refused; then a
+ * function only the check build changes. A function none claims goes to
+ * the pipeline's register forms. The call-state form claims nothing: it
+ * finishes the spans of every function.
+ */
+#include "form.h"
+
+extern const struct gen_form form_variables, form_boot_note, form_boot_data,
+	form_boot_code, form_check_only, form_call_state;
+
+const struct gen_form *const gen_forms[] = {
+	&form_variables,
+	&form_boot_note,
+	&form_boot_data,
+	&form_boot_code,
+	&form_check_only,
+	&form_call_state,
+	NULL
+};
