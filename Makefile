@@ -45,7 +45,7 @@ $(BUILD)/include/$(1)/.stamp: Makefile
 $$($(1)_OBJS): CPPFLAGS := -I$(BUILD)/include/$(1) -Ilib/$(1) $$($(1)_INTERNALS) -Ilib/core
 $$($(1)_OBJS): | $(BUILD)/include/$(1)/.stamp
 $(BUILD)/libxk-$(1).a: $$($(1)_OBJS)
-	$$(AR) rcs $$@ $$^
+	rm -f $$@ && $$(AR) rcs $$@ $$^
 endef
 provision_EXTRA := $(BUILD)/vm/guest-init.o	# the guest's init, linked in
 klp_INTERNALS := -Ilib/analysis

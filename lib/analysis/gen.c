@@ -11,267 +11,9 @@
 #include "build.h"
 #include "identity.h"
 #include "dataflow.h"
+#include "forms/form.h"
+#include "redo.h"
 #include "spans.h"
-
-
-/* Whether word is one of the space-separated words of list. */
-static bool has_word(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' '))
-			return true;
-	return false;
-}
-
-/* The module of a module's object (net/ipv4/tcp_bbr.ko: tcp_bbr, as
- * kallsyms writes it: - as _), or NULL for vmlinux. */
-static const char *module_name(const char *ko, char *buf, size_t size)
-{
-	const char *base = strrchr(ko, '/');
-
-	if (!ko[0])
-		return NULL;
-	xk_snprintf(buf, size, "%.*s", (int)strcspn(base ? base + 1 : ko, "."),
-		    base ? base + 1 : ko);
-	for (char *p = buf; *p; p++)
-		if (*p == '-')
-			*p = '_';
-	return buf;
-}
-
-/* Whether two spans are of one function of one object. */
-static bool same_function(const struct xk_scope_span *a,
-			  const struct xk_scope_span *b)
-{
-	return !strcmp(a->object, b->object) && !strcmp(a->func, b->func) &&
-	       a->func_size == b->func_size;
-}
-
-/* The index of object in build b, or -1. */
-static int object_index(const struct xk_build_result *b, const char *object)
-{
-	for (int j = 0; j < b->nr_objects; j++)
-		if (!strcmp(b->object[j], object))
-			return j;
-	return -1;
-}
-
-/* Span i of t and the next ones of the same function: how many. */
-static int function_spans(const struct xk_scope *t, int i)
-{
-	int n = 1;
-
-	while (i + n < t->nr_spans && same_function(&t->spans[i + n], &t->spans[i]))
-		n++;
-	return n;
-}
-
-/* Appends what a later analysis (what) found to the first refusal among
- * the n spans of one function; puts it first instead when it is that the
- * value sizes a heap object (XK_WHY_HEAP), which the runtime looks for
- * and a long reason must not cut off. */
-static void note_refusal(struct xk_scope_span *sp, int n, const char *what,
-			 const char *why)
-{
-	for (int j = 0; j < n; j++) {
-		size_t len = strlen(sp[j].why);
-		char old[sizeof(sp[j].why)];
-
-		if (sp[j].cls != XK_SPAN_UNSUPPORTED)
-			continue;
-		if (strstr(why, XK_WHY_HEAP) && !strstr(sp[j].why, XK_WHY_HEAP)) {
-			memcpy(old, sp[j].why, sizeof(old));
-			len = (size_t)snprintf(sp[j].why, sizeof(sp[j].why),
-					       "%.64s: %.400s; ", what, why);
-			xk_strlcpy(sp[j].why + len, old, sizeof(sp[j].why) - len);
-			return;
-		}
-		snprintf(sp[j].why + len, sizeof(sp[j].why) - len, "; %s: %s",
-			 what, why);
-		return;
-	}
-}
-
-/*
- * Merges a later analysis (redo's spans, function by function) into t: a
- * function all of whose spans redo supports takes redo's spans in place
- * of its own; any other keeps its own, the first refusal naming what the
- * later analysis (what) found. Spans of one function are adjacent. The
- * spans not taken are freed.
- */
-static int merge_redo(struct xk_scope *t, struct xk_scope *redo,
-		      const char *what)
-{
-	struct xk_scope_span *out;
-	int n = 0, cap = t->nr_spans + redo->nr_spans;
-
-	out = calloc(cap ? cap : 1, sizeof(*out));
-	if (!out)
-		return xk_err(-ENOMEM, "%s: out of memory", __func__);
-	for (int i = 0; i < t->nr_spans;) {
-		int nt = function_spans(t, i), r, nr = 0;
-		const char *why = NULL;		/* redo's first refusal */
-
-		for (r = 0; r < redo->nr_spans; r++)
-			if (same_function(&redo->spans[r], &t->spans[i]))
-				break;
-		if (r < redo->nr_spans)
-			nr = function_spans(redo, r);
-		for (int j = r; j < r + nr && !why; j++)
-			if (redo->spans[j].cls == XK_SPAN_UNSUPPORTED)
-				why = redo->spans[j].why;
-		if (nr && !why) {	/* every span of redo's supported */
-			memcpy(&out[n], &redo->spans[r], nr * sizeof(*out));
-			for (int j = r; j < r + nr; j++)
-				redo->spans[j].replays = NULL;	/* moved */
-			for (int j = i; j < i + nt; j++)
-				free(t->spans[j].replays);
-			n += nr;
-		} else {
-			memcpy(&out[n], &t->spans[i], nt * sizeof(*out));
-			if (nr)
-				note_refusal(&out[n], nt, what, why);
-			n += nt;
-		}
-		i += nt;
-	}
-	free(t->spans);
-	t->spans = out;
-	t->nr_spans = n;
-	return 0;
-}
-
-/* The analysis by shape could not run: every function's first refusal
- * says why. */
-static void annotate_refusals(struct xk_scope *t, const char *what,
-			      const char *why)
-{
-	for (int i = 0; i < t->nr_spans; i += function_spans(t, i))
-		note_refusal(&t->spans[i], function_spans(t, i), what, why);
-}
-
-/*
- * The values of the default's kind the analysis by shape builds: 2N, 4N
- * and N/2 (8N for an odd default) in fam[0..2]. false when there are none
- * (a default below 2 or past 2^40).
- */
-static bool shape_family(long long def, long long *fam)
-{
-	if (def < 2 || def > (1LL << 40))
-		return false;
-	fam[0] = def * 2;
-	fam[1] = def * 4;
-	fam[2] = def % 2 ? def * 8 : def / 2;
-	return true;
-}
-
-/*
- * The objects with a refused span in t, into only->objects (space
- * separated, each once): what a later analysis (who) builds. A list too
- * long for the field is refused, naming who.
- */
-static int refused_objects(const struct xk_constant *c, const struct xk_scope *t,
-			   struct xk_constant *only, const char *who)
-{
-	only->objects[0] = '\0';
-	for (int i = 0; i < t->nr_spans; i++) {
-		const struct xk_scope_span *sp = &t->spans[i];
-		size_t len = strlen(only->objects);
-		int err;
-
-		/* a reader refused in a shipped module (.ko): no build
-		 * of it could tell more */
-		if (sp->cls != XK_SPAN_UNSUPPORTED || has_word(only->objects, sp->object) ||
-		    (strlen(sp->object) > 3 &&
-		     !strcmp(sp->object + strlen(sp->object) - 3, ".ko")))
-			continue;
-		err = xk_snprintf(only->objects + len, sizeof(only->objects) - len,
-				  "%s%s", len ? " " : "", sp->object);
-		if (err)
-			return xk_err(err, "%s: too many objects with refused "
-				      "spans for %s", c->name, who);
-	}
-	return 0;
-}
-
-/*
- * The analysis by shape, for the functions the first analysis refused a
- * span of: a constant whose default is a power of two (a batch of 32, a
- * shift of 6) compiles to shifts and masks there and to multiplies and
- * divisions at the fit values next to it, so no build shares the
- * baseline's instructions. Builds of values of the default's kind (2N, 4N
- * and N/2, or 8N for an odd default) often do: each such function is
- * analysed again with them, every span per value (points from the builds
- * of the baseline's shape; any other value is built and checked when it
- * is asked for, and refused by name when its build has another shape).
- * Only the objects of those functions are built.
- */
-static int gen_by_shape(const struct xk_kernel *k, const struct xk_constant *c,
-			struct xk_scope *t)
-{
-	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true);
-	struct xk_build_result *fb[GEN_NR_VARIANTS] = { NULL };
-	struct xk_scope redo = { .nr_spans = 0 };
-	struct xk_constant only = *c;
-	long long fam[GEN_NR_VARIANTS];
-	char what[96];
-	int err = 0;
-
-	if (!shape_family(c->def, fam))
-		return 0;
-	snprintf(what, sizeof(what), "by shape (N=%lld, %lld, %lld)", fam[0],
-		 fam[1], fam[2]);
-	err = refused_objects(c, t, &only, "the analysis by shape");
-	if (err || !only.objects[0])
-		return err;
-	for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
-		fb[v] = calloc(1, sizeof(*fb[v]));
-		if (!fb[v]) {
-			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
-			break;
-		}
-		o.value = fam[v];
-		err = xk_build(k, &only, &o, fb[v]);
-		/* a value of the default's kind that does not compile (a
-		 * BUILD_BUG_ON, a field too narrow): the first analysis stands,
-		 * its refusals saying so */
-		if (err && err != -ENOMEM) {
-			char why[200];
-
-			snprintf(why, sizeof(why), "no build with N=%lld (%s)", fam[v],
-				 xk_last_error());
-			annotate_refusals(t, what, why);
-			err = 0;
-			goto out;
-		}
-	}
-	for (int i = 0; !err && i < fb[0]->nr_objects; i++) {
-		struct gen_input in = { .object = fb[0]->object[i], .def = c->def,
-					.min = c->min, .max = c->max,
-					.by_shape = true, .redo = t };
-		char module[64];
-
-		in.module = module_name(fb[0]->module[i], module, sizeof(module));
-		xk_strlcpy(in.base_path, fb[0]->base[i], sizeof(in.base_path));
-		for (int v = 0; v < GEN_NR_VARIANTS && !err; v++) {
-			if (strcmp(fb[v]->object[i], in.object))
-				err = xk_err(-EIO, "%s: builds by shape disagree on "
-					     "object %d", c->name, i);
-			in.variant[v].value = fam[v];
-			xk_strlcpy(in.variant[v].path, fb[v]->variant[i][0],
-				   sizeof(in.variant[v].path));
-		}
-		err = err ?: gen_object(&in, &redo);
-	}
-	err = err ?: merge_redo(t, &redo, what);
-out:
-	xk_scope_free(&redo);
-	for (int v = 0; v < GEN_NR_VARIANTS; v++)
-		free(fb[v]);
-	return err;
-}
 
 /* Whether t refuses a span of sp's function because the check build has
  * another shape there. */
@@ -279,7 +21,7 @@ static bool check_lost(const struct xk_scope *t, const struct xk_scope_span *sp)
 {
 	for (int i = 0; i < t->nr_spans; i++)
 		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
-		    same_function(&t->spans[i], sp) &&
+		    gen_same_function(&t->spans[i], sp) &&
 		    strstr(t->spans[i].why, WHY_CHECK_SHAPE))
 			return true;
 	return false;
@@ -315,7 +57,7 @@ static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *
 	    c->def - 1 == b->value[1])
 		return 0;
 	snprintf(what, sizeof(what), "checked at N=%lld", c->def - 1);
-	err = refused_objects(c, t, &only, "the check below the default");
+	err = gen_refused_objects(c, t, &only, "the check below the default");
 	if (err || !only.objects[0])
 		return err;
 	below = calloc(1, sizeof(*below));
@@ -331,11 +73,11 @@ static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *
 		struct gen_input in = { .object = below->object[i], .def = c->def,
 					.min = c->min, .max = c->max, .kernel = k };
 		char module[64];
-		int j = object_index(b, in.object);
+		int j = gen_object_index(b, in.object);
 
 		if (j < 0)
 			continue;
-		in.module = module_name(b->module[j], module, sizeof(module));
+		in.module = gen_module_name(b->module[j], module, sizeof(module));
 		in.ko = b->module[j];
 		xk_strlcpy(in.base_path, b->base[j], sizeof(in.base_path));
 		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
@@ -357,7 +99,7 @@ static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *
 			redo.nr_spans = kept;
 			break;
 		}
-		n = function_spans(&redo, i);
+		n = gen_function_spans(&redo, i);
 		if (!check_lost(t, &redo.spans[i])) {
 			for (int j = i; j < i + n; j++)
 				free(redo.spans[j].replays);
@@ -373,88 +115,13 @@ static int gen_check_below(const struct xk_kernel *k, const struct xk_constant *
 		memmove(&redo.spans[kept], &redo.spans[i], n * sizeof(redo.spans[0]));
 		kept += n;
 	}
-	err = err ?: merge_redo(t, &redo, what);
+	err = err ?: gen_merge_redo(t, &redo, what);
 out:
 	xk_scope_free(&redo);
 	free(below);
 	return err;
 }
 
-/*
- * The replayed form of one object's functions with refused spans in t,
- * from builds with values[v] (paths[v]; "" when that value did not build):
- * appended to redo (replay_function, replay.c).
- */
-static int replay_object(const struct gen_input *in, int nr, const int64_t *values,
-			 char (*paths)[XK_PATH_MAX], const struct xk_scope *t,
-			 struct xk_scope *redo)
-{
-	struct xk_obj base, *var = calloc(nr ? nr : 1, sizeof(*var));
-	const struct xk_sym **fv = calloc(nr ? nr : 1, sizeof(*fv));
-	const struct xk_obj **vobj = calloc(nr ? nr : 1, sizeof(*vobj));
-	bool *open = calloc(nr ? nr : 1, sizeof(bool));
-	int err;
-
-	if (!var || !fv || !open || !vobj) {
-		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
-		goto out_free;
-	}
-	err = xk_obj_open(&base, in->base_path);
-	if (err)
-		goto out_free;
-	for (int v = 0; v < nr && !err; v++) {
-		vobj[v] = &var[v];
-		if (paths[v][0]) {
-			err = xk_obj_open(&var[v], paths[v]);
-			open[v] = !err;
-		}
-	}
-	for (int i = 0; i < t->nr_spans && !err; i++) {
-		const struct xk_scope_span *sp = &t->spans[i];
-		struct xk_sym *f;
-		bool refused = false;
-
-		if (strcmp(sp->object, in->object) ||
-		    (i && same_function(&t->spans[i - 1], sp)))
-			continue;
-		for (int j = i; j < i + function_spans(t, i); j++)
-			refused |= t->spans[j].cls == XK_SPAN_UNSUPPORTED;
-		f = refused ? gen_span_function(&base, sp) : NULL;
-		if (!f)
-			continue;
-		for (int v = 0; v < nr; v++) {
-			fv[v] = NULL;
-			if (!open[v])
-				continue;
-			xk_obj_correlate(&base, &var[v]);
-			fv[v] = f->twin;
-			for (size_t k = 0; k < base.nr_syms; k++)
-				base.syms[k].twin = NULL;
-			for (size_t k = 0; k < var[v].nr_syms; k++)
-				var[v].syms[k].twin = NULL;
-		}
-		err = replay_function(in, &base, f, nr, vobj, fv, values, redo);
-	}
-	for (int v = 0; v < nr; v++)
-		if (open[v])
-			xk_obj_close(&var[v]);
-	xk_obj_close(&base);
-out_free:
-	free(var);
-	free(fv);
-	free(vobj);
-	free(open);
-	return err;
-}
-
-/*
- * The replayed form, for the functions still refused after the analysis
- * by shape: their builds with the fit, check and by-shape values (all
- * cached by then) are diffed against the baseline; a function whose
- * builds differ in straight-line regions only is replayed there, at every
- * value whose regions replay (others are built and checked when they are
- * set). Only the objects of those functions are built.
- */
 /* Whether off lies in [from, to). */
 static bool within(uint64_t off, uint64_t from, uint64_t to)
 {
@@ -515,117 +182,6 @@ static void refuse_emulated_overlaps(struct xk_scope *t)
 				    (unsigned long long)e->start,
 				    (unsigned long long)e->probe);
 	}
-}
-
-/* Why heap_in_one_call did not take sp's function, right after the heap
- * finding (the reason's first part, which the runtime looks for). */
-static void note_as_one_call(struct xk_scope_span *sp, const char *why)
-{
-	char old[sizeof(sp->why)];
-	size_t cut = strcspn(sp->why, ";");
-
-	memcpy(old, sp->why, sizeof(old));
-	snprintf(sp->why, sizeof(sp->why), "%.*s; as one call: %.200s%s",
-		 (int)cut, old, why, old + cut);
-}
-
-/*
- * A constant every use of which lies in one function, where it sizes heap
- * objects (io_ring_ctx_alloc: kvmalloc_array(IO_ALLOC_CACHE_MAX) and
- * cache->max_cached = IO_ALLOC_CACHE_MAX; skb_page_frag_refill:
- * alloc_pages(SKB_FRAG_PAGE_ORDER) and pfrag->size). The heap rule
- * (df_slice_forward) refused the allocation: nothing follows the object,
- * and code running another value could use it. Here no other code uses
- * the constant at all, so an object is used under another value only if
- * the value changed while its allocating call ran, between the size and
- * what the call records, or if the call reads the value against an
- * object another call made (golden G_HEAPLAZY: a table allocated once and
- * bounded by N in every call). The function is analysed again with
- * df_limits.allocations_in_call: the allocators' size arguments taken as
- * any call's, and the value allowed nothing but arithmetic, stores and
- * those sizes (heap_call_use: no compare read, index, other callee or
- * return), every span state of the call (whole_function: the value
- * changes only when no thread is in the function). It replaces the
- * table's spans when each of its spans is supported so. Nothing else
- * qualifies: a use in another function, a variable, a boot-time use (a
- * note), a frame the constant sizes too, a macro another header names
- * (named_in_other_headers: its users are not all known). Runs once the
- * other passes are done, before the checks of the whole table (overlaps,
- * bounds).
- */
-static int heap_in_one_call(const struct xk_kernel *k, const struct xk_constant *c,
-			    const struct xk_build_result *b, struct xk_scope *t)
-{
-	const struct xk_scope_span *h = NULL;
-	struct gen_input in = { .def = c->def, .min = c->min, .max = c->max };
-	struct xk_scope redo;
-	char module[64], header[128];
-	const char *name;
-	int err, i, obj = -1;
-
-	for (i = 0; i < t->nr_spans && !h; i++)
-		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
-		    strstr(t->spans[i].why, XK_WHY_HEAP))
-			h = &t->spans[i];
-	if (!h || t->nr_notes)
-		return 0;
-	for (i = 0; i < t->nr_spans; i++)
-		if (!same_function(&t->spans[i], h))
-			return 0;
-	/* the objects are those whose .c names the macro: a header that
-	 * names it too may carry it into others, unseen */
-	err = named_in_other_headers(k, c, header, sizeof(header));
-	if (err < 0)
-		return err;
-	if (err) {
-		char why[200];
-
-		snprintf(why, sizeof(why), "%.100s names it too (its users are "
-			 "not all known)", header);
-		note_as_one_call(&t->spans[h - t->spans], why);
-		return 0;
-	}
-	obj = object_index(b, h->object);
-	if (obj < 0)
-		return 0;
-	in.object = b->object[obj];
-	in.module = module_name(b->module[obj], module, sizeof(module));
-	in.ko = b->module[obj];
-	in.kernel = k;
-	name = strchr(h->func, ':');
-	in.heap_call = name ? name + 1 : h->func;
-	xk_strlcpy(in.base_path, b->base[obj], sizeof(in.base_path));
-	for (int v = 0; v < GEN_NR_VARIANTS; v++) {
-		in.variant[v].value = b->value[v];
-		xk_strlcpy(in.variant[v].path, b->variant[obj][v],
-			   sizeof(in.variant[v].path));
-	}
-	redo = *t;
-	redo.spans = NULL;
-	redo.nr_spans = 0;
-	df_limits.allocations_in_call = true;
-	err = gen_object(&in, &redo);
-	df_limits.allocations_in_call = false;
-	if (!err && redo.nr_spans &&
-	    xk_scope_nr_supported(&redo) == redo.nr_spans) {
-		for (i = 0; i < redo.nr_spans; i++)
-			if (!redo.spans[i].call_state)
-				break;
-		if (i == redo.nr_spans) {
-			xk_scope_free(t);
-			*t = redo;
-			return 0;
-		}
-	}
-	/* why not, right after the heap finding (which stays first) */
-	for (i = 0; !err && i < redo.nr_spans; i++) {
-		if (redo.spans[i].cls != XK_SPAN_UNSUPPORTED)
-			continue;
-		note_as_one_call(&t->spans[h - t->spans], redo.spans[i].why);
-		break;
-	}
-	xk_scope_free(&redo);
-	return err;
 }
 
 /* The points and replays of t's spans outside its bounds go. */
@@ -794,7 +350,7 @@ static int flags_use(const struct xk_build_result *b, const struct xk_scope_span
 	struct xk_obj o;
 	struct xk_sym *f;
 	ssize_t i;
-	int use, j = object_index(b, sp->object);
+	int use, j = gen_object_index(b, sp->object);
 
 	*w = 0;
 	if (j < 0 || xk_obj_open(&o, b->base[j])) {
@@ -911,89 +467,6 @@ static int bound_wrapping_compares(struct xk_scope *t, const struct xk_build_res
 	return gen_add_note(t, note);
 }
 
-static int gen_replay(const struct xk_kernel *k, const struct xk_constant *c,
-		      const struct xk_build_result *b, struct xk_scope *t)
-{
-	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true);
-	int64_t values[2 * GEN_NR_VARIANTS + 1];
-	struct xk_build_result *res[2 * GEN_NR_VARIANTS + 1] = { NULL };
-	struct xk_scope redo = { .nr_spans = 0 };
-	struct xk_constant only = *c;
-	char (*paths)[XK_PATH_MAX] = NULL;
-	int nr = 0, err = 0;
-
-	if (gen_replay_off)
-		return 0;
-	err = refused_objects(c, t, &only, "the replayed form");
-	if (err || !only.objects[0])
-		return err;
-	{
-		/* the fit and check values, the by-shape family, and N-1:
-		 * bounds that stop at the default leave few others */
-		long long cand[2 * GEN_NR_VARIANTS + 1] = {
-			b->value[0], b->value[1], b->value[2], 0, 0, 0, c->def - 1,
-		};
-		bool family = shape_family(c->def, &cand[GEN_NR_VARIANTS]);
-
-		for (int i = 0; i < 2 * GEN_NR_VARIANTS + 1; i++) {
-			bool dup = false;
-
-			for (int j = 0; j < nr; j++)
-				dup |= values[j] == cand[i];
-			if (!dup && cand[i] != c->def && cand[i] >= c->min &&
-			    cand[i] <= c->max && (family || i < GEN_NR_VARIANTS ||
-						  i == 2 * GEN_NR_VARIANTS))
-				values[nr++] = cand[i];
-		}
-	}
-	for (int v = 0; v < nr && !err; v++) {
-		res[v] = calloc(1, sizeof(*res[v]));
-		if (!res[v]) {
-			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
-			break;
-		}
-		o.value = values[v];
-		err = xk_build(k, &only, &o, res[v]);
-		if (err && err != -ENOMEM) {
-			res[v]->nr_objects = 0;	/* did not build: not a value */
-			xk_err_clear();
-			err = 0;
-		}
-	}
-	paths = calloc(nr ? nr : 1, sizeof(*paths));
-	if (!err && !paths)
-		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
-	for (int v0 = 0; !err && v0 < nr; v0++) {
-		const struct xk_build_result *r0 = res[v0];
-
-		if (!r0->nr_objects)
-			continue;
-		for (int i = 0; i < r0->nr_objects && !err; i++) {
-			struct gen_input in = { .object = r0->object[i], .def = c->def,
-						.min = c->min, .max = c->max };
-			char module[64];
-
-			in.module = module_name(r0->module[i], module, sizeof(module));
-			xk_strlcpy(in.base_path, r0->base[i], sizeof(in.base_path));
-			for (int v = 0; v < nr; v++) {
-				paths[v][0] = '\0';
-				for (int j = 0; j < res[v]->nr_objects; j++)
-					if (!strcmp(res[v]->object[j], in.object))
-						xk_strlcpy(paths[v], res[v]->variant[j][0],
-							   sizeof(paths[v]));
-			}
-			err = replay_object(&in, nr, values, paths, t, &redo);
-		}
-		break;	/* every object once, from the first value that built */
-	}
-	err = err ?: merge_redo(t, &redo, "replayed");
-	xk_scope_free(&redo);
-	free(paths);
-	for (int v = 0; v < nr; v++)
-		free(res[v]);
-	return err;
-}
-
 /* How many names a ", "-separated list holds. */
 static int names_in(const char *list)
 {
@@ -1042,6 +515,8 @@ static int note_objects_left_out(const struct xk_kernel *k,
 static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		       const struct xk_build_result *b, struct xk_scope *t)
 {
+	const struct form_table ft = { .k = k, .c = c, .b = b,
+				       .analyse_object = gen_object };
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -1058,7 +533,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 					.min = c->min, .max = c->max };
 		char module[64];
 
-		in.module = module_name(b->module[i], module, sizeof(module));
+		in.module = gen_module_name(b->module[i], module, sizeof(module));
 		in.ko = b->module[i];
 		in.kernel = k;
 
@@ -1071,9 +546,10 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		err = gen_object(&in, t);
 	}
 	err = err ?: gen_check_below(k, c, b, t);
-	err = err ?: gen_by_shape(k, c, t);
-	err = err ?: gen_replay(k, c, b, t);
-	err = err ?: heap_in_one_call(k, c, b, t);
+	/* the forms that build values of their own: what it refused */
+	for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
+		if ((*f)->retry)
+			err = (*f)->retry(&ft, t);
 	if (!err)
 		refuse_emulated_overlaps(t);
 	err = err ?: bound_call_state(t, c->def);
@@ -1192,7 +668,7 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 	for (int i = 0; i < t->nr_spans; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
 
-		if (xk_scope_span_has_value(sp, value, t->def) || has_word(only.objects, sp->object))
+		if (xk_scope_span_has_value(sp, value, t->def) || gen_has_word(only.objects, sp->object))
 			continue;
 		len = strlen(only.objects);
 		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
@@ -1220,8 +696,10 @@ static int xk_gen_point_impl(const struct xk_kernel *k, const struct xk_constant
 		in.variant[0].value = value;
 		xk_strlcpy(in.variant[0].path, b->variant[i][0],
 			   sizeof(in.variant[0].path));
-		err = gen_point_object(&in, t, rows) ?:
-		      gen_replay_point_object(&in, t, reps, got);
+		err = gen_point_object(&in, t, rows);
+		for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
+			if ((*f)->replays)
+				err = (*f)->replays(&in, t, reps, got);
 	}
 	/* every span could take it: all take it */
 	for (int i = 0; i < t->nr_spans && !err; i++) {
@@ -1344,7 +822,7 @@ static int xk_gen_verify_impl(const struct xk_kernel *k,
 			continue;
 		}
 		affine++;
-		if (has_word(only.objects, sp->object))
+		if (gen_has_word(only.objects, sp->object))
 			continue;
 		len = strlen(only.objects);
 		err = xk_snprintf(only.objects + len, sizeof(only.objects) - len,
@@ -1367,11 +845,11 @@ static int xk_gen_verify_impl(const struct xk_kernel *k,
 		struct gen_input in = { .object = at->object[i], .def = c->def,
 					.min = c->min, .max = c->max, .kernel = k };
 		char module[64];
-		int j = object_index(b, in.object);
+		int j = gen_object_index(b, in.object);
 
 		if (j < 0)
 			continue;
-		in.module = module_name(b->module[j], module, sizeof(module));
+		in.module = gen_module_name(b->module[j], module, sizeof(module));
 		in.ko = b->module[j];
 		xk_strlcpy(in.base_path, b->base[j], sizeof(in.base_path));
 		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {

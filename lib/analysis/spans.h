@@ -8,28 +8,6 @@
 
 #include "table.h"
 
-/* The unit tests turn the replayed form off to see the first analysis's
- * refusals (a cap, a soundness rule) that it would otherwise replay. */
-extern bool gen_replay_off;
-/*
- * The replayed form of function fb (replay.c): its builds with values[v]
- * (fv[v] in vobj[v], NULL when absent) differ from the baseline only in straight-line
- * regions: one span per region, replayed at every value whose regions all
- * replay (one at least). Appends those spans to t, or one refused span
- * naming why.
- */
-int replay_function(const struct gen_input *in, const struct xk_obj *obj,
-		    const struct xk_sym *fb, int nr_values,
-		    const struct xk_obj *const *vobj,
-		    const struct xk_sym *const *fv, const int64_t *values,
-		    struct xk_scope *t);
-/*
- * The replays at in->variant[0].value of the table's replayed spans in
- * this object: out[i] for span i, got[i] set. -ENOTSUP naming the span
- * when that build differs elsewhere or a region does not replay.
- */
-int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t,
-			    struct xk_scope_replay *out, bool *got);
 /*
  * The span of one load of a read-only variable the constant initialises
  * (the variables form's readers, through form_obj.reader_span): see

@@ -15,6 +15,7 @@
 #include "identity.h"
 #include "object.h"
 #include "internal.h"
+#include "forms/form.h"
 #include "spans.h"
 #include "symexec.h"
 #include "unit.h"

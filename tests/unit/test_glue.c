@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "forms/form.h"
 #include "spans.h"
 #include "internal.h"
 #include "unit.h"

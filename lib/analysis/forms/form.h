@@ -28,6 +28,7 @@
 #define XK_ANALYSIS_FORM_H
 
 #include "table.h"
+#include "build.h"
 
 /* One function of the object as the forms see it; every array is indexed by
  * baseline instruction. */
@@ -76,6 +77,16 @@ struct form_obj {
 			   struct xk_scope *t);
 };
 
+/* The whole constant once every object had its first analysis, as the
+ * forms that build more values see it. */
+struct form_table {
+	const struct xk_kernel *k;
+	const struct xk_constant *c;
+	const struct xk_build_result *b;	/* the fit and check builds */
+	/* The pipeline's analysis of one object (gen_object) into t. */
+	int (*analyse_object)(const struct gen_input *in, struct xk_scope *t);
+};
+
 struct gen_form {
 	const char *name;
 	/* Object o, before its functions: appends the spans the form finds in
@@ -101,7 +112,27 @@ struct gen_form {
 		     struct xk_obj *base, struct xk_obj *var,
 		     const struct xk_scope_span *sp, __s64 *params, char *why,
 		     size_t size);
+	/*
+	 * The table t of the constant once every object had its first
+	 * analysis (xk gen): the functions it refused analysed again, from
+	 * builds of values of the form's own; a function whose new spans are
+	 * all supported takes them (gen_merge_redo), any other keeps its
+	 * refusal, naming what the form found. 0 or -errno. NULL: none.
+	 */
+	int (*retry)(const struct form_table *ft, struct xk_scope *t);
+	/*
+	 * For xk set: the replays at in->variant[0].value of this form's
+	 * replayed spans (emulate XK_EMULATE_REPLAY) in object in->object:
+	 * out[i] for span i, got[i] set. -ENOTSUP naming the span when that
+	 * build cannot give them. NULL: the form makes no replayed spans.
+	 */
+	int (*replays)(const struct gen_input *in, const struct xk_scope *t,
+		       struct xk_scope_replay *out, bool *got);
 };
+
+/* The unit tests turn the replayed form off to see the first analysis's
+ * refusals (a cap, a soundness rule) that it would otherwise replay. */
+extern bool gen_replay_off;
 
 /* The forms, in the order the pipeline asks them; NULL-terminated. */
 extern const struct gen_form *const gen_forms[];

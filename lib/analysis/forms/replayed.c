@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libxk: the replayed form. A function whose code changes with the
+ * Form: replayed. A function whose code changes with the
  * constant in another schedule or register allocation at every value (a
  * multiply by 10 is lea and add, by 11 two leas with other registers, the
  * compare that follows reads another register) has no immediate to rewrite
@@ -28,7 +28,8 @@
 #include <stdlib.h>
 
 #include "dataflow.h"
-#include "spans.h"
+#include "form.h"
+#include "redo.h"
 #include "symexec.h"
 
 bool gen_replay_off;
@@ -727,11 +728,18 @@ static int replaying(const struct xk_func_code *B, struct replay_value *rv,
 	return n;
 }
 
-int replay_function(const struct gen_input *in, const struct xk_obj *obj,
-		    const struct xk_sym *fb, int nr_values,
-		    const struct xk_obj *const *vobj,
-		    const struct xk_sym *const *fv, const int64_t *values,
-		    struct xk_scope *t)
+/*
+ * The replayed form of function fb: its builds with values[v] (fv[v] in
+ * vobj[v], NULL when absent) differ from the baseline only in
+ * straight-line regions: one span per region, replayed at every value
+ * whose regions all replay (one at least). Appends those spans to t, or
+ * one refused span naming why.
+ */
+static int replay_function(const struct gen_input *in, const struct xk_obj *obj,
+			   const struct xk_sym *fb, int nr_values,
+			   const struct xk_obj *const *vobj,
+			   const struct xk_sym *const *fv, const int64_t *values,
+			   struct xk_scope *t)
 {
 	struct replay_value *rv = calloc(nr_values ? nr_values : 1, sizeof(*rv));
 	struct xk_func_code B = { 0 };
@@ -1122,8 +1130,13 @@ out:
 	return err;
 }
 
-int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t,
-			    struct xk_scope_replay *out, bool *got)
+/*
+ * The replays at in->variant[0].value of the table's replayed spans in
+ * this object: out[i] for span i, got[i] set. -ENOTSUP naming the span
+ * when that build differs elsewhere or a region does not replay.
+ */
+static int replays_at(const struct gen_input *in, const struct xk_scope *t,
+		      struct xk_scope_replay *out, bool *got)
 {
 	struct xk_obj base, var;
 	int *idx = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(int));
@@ -1181,3 +1194,169 @@ int gen_replay_point_object(const struct gen_input *in, const struct xk_scope *t
 	free(idx);
 	return err;
 }
+
+/*
+ * The replayed form of one object's functions with refused spans in t,
+ * from builds with values[v] (paths[v]; "" when that value did not build):
+ * appended to redo (replay_function).
+ */
+static int replay_object(const struct gen_input *in, int nr, const int64_t *values,
+			 char (*paths)[XK_PATH_MAX], const struct xk_scope *t,
+			 struct xk_scope *redo)
+{
+	struct xk_obj base, *var = calloc(nr ? nr : 1, sizeof(*var));
+	const struct xk_sym **fv = calloc(nr ? nr : 1, sizeof(*fv));
+	const struct xk_obj **vobj = calloc(nr ? nr : 1, sizeof(*vobj));
+	bool *open = calloc(nr ? nr : 1, sizeof(bool));
+	int err;
+
+	if (!var || !fv || !open || !vobj) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out_free;
+	}
+	err = xk_obj_open(&base, in->base_path);
+	if (err)
+		goto out_free;
+	for (int v = 0; v < nr && !err; v++) {
+		vobj[v] = &var[v];
+		if (paths[v][0]) {
+			err = xk_obj_open(&var[v], paths[v]);
+			open[v] = !err;
+		}
+	}
+	for (int i = 0; i < t->nr_spans && !err; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+		struct xk_sym *f;
+		bool refused = false;
+
+		if (strcmp(sp->object, in->object) ||
+		    (i && gen_same_function(&t->spans[i - 1], sp)))
+			continue;
+		for (int j = i; j < i + gen_function_spans(t, i); j++)
+			refused |= t->spans[j].cls == XK_SPAN_UNSUPPORTED;
+		f = refused ? gen_span_function(&base, sp) : NULL;
+		if (!f)
+			continue;
+		for (int v = 0; v < nr; v++) {
+			fv[v] = NULL;
+			if (!open[v])
+				continue;
+			xk_obj_correlate(&base, &var[v]);
+			fv[v] = f->twin;
+			for (size_t k = 0; k < base.nr_syms; k++)
+				base.syms[k].twin = NULL;
+			for (size_t k = 0; k < var[v].nr_syms; k++)
+				var[v].syms[k].twin = NULL;
+		}
+		err = replay_function(in, &base, f, nr, vobj, fv, values, redo);
+	}
+	for (int v = 0; v < nr; v++)
+		if (open[v])
+			xk_obj_close(&var[v]);
+	xk_obj_close(&base);
+out_free:
+	free(var);
+	free(fv);
+	free(vobj);
+	free(open);
+	return err;
+}
+
+/*
+ * The replayed form, for the functions still refused after the analysis
+ * by shape: their builds with the fit, check and by-shape values (all
+ * cached by then) are diffed against the baseline; a function whose
+ * builds differ in straight-line regions only is replayed there, at every
+ * value whose regions replay (others are built and checked when they are
+ * set). Only the objects of those functions are built.
+ */
+static int retry_replayed(const struct form_table *ft, struct xk_scope *t)
+{
+	const struct xk_kernel *k = ft->k;
+	const struct xk_constant *c = ft->c;
+	const struct xk_build_result *b = ft->b;
+	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true);
+	int64_t values[2 * GEN_NR_VARIANTS + 1];
+	struct xk_build_result *res[2 * GEN_NR_VARIANTS + 1] = { NULL };
+	struct xk_scope redo = { .nr_spans = 0 };
+	struct xk_constant only = *c;
+	char (*paths)[XK_PATH_MAX] = NULL;
+	int nr = 0, err = 0;
+
+	if (gen_replay_off)
+		return 0;
+	err = gen_refused_objects(c, t, &only, "the replayed form");
+	if (err || !only.objects[0])
+		return err;
+	{
+		/* the fit and check values, the by-shape family, and N-1:
+		 * bounds that stop at the default leave few others */
+		long long cand[2 * GEN_NR_VARIANTS + 1] = {
+			b->value[0], b->value[1], b->value[2], 0, 0, 0, c->def - 1,
+		};
+		bool family = gen_shape_family(c->def, &cand[GEN_NR_VARIANTS]);
+
+		for (int i = 0; i < 2 * GEN_NR_VARIANTS + 1; i++) {
+			bool dup = false;
+
+			for (int j = 0; j < nr; j++)
+				dup |= values[j] == cand[i];
+			if (!dup && cand[i] != c->def && cand[i] >= c->min &&
+			    cand[i] <= c->max && (family || i < GEN_NR_VARIANTS ||
+						  i == 2 * GEN_NR_VARIANTS))
+				values[nr++] = cand[i];
+		}
+	}
+	for (int v = 0; v < nr && !err; v++) {
+		res[v] = calloc(1, sizeof(*res[v]));
+		if (!res[v]) {
+			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+			break;
+		}
+		o.value = values[v];
+		err = xk_build(k, &only, &o, res[v]);
+		if (err && err != -ENOMEM) {
+			res[v]->nr_objects = 0;	/* did not build: not a value */
+			xk_err_clear();
+			err = 0;
+		}
+	}
+	paths = calloc(nr ? nr : 1, sizeof(*paths));
+	if (!err && !paths)
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+	for (int v0 = 0; !err && v0 < nr; v0++) {
+		const struct xk_build_result *r0 = res[v0];
+
+		if (!r0->nr_objects)
+			continue;
+		for (int i = 0; i < r0->nr_objects && !err; i++) {
+			struct gen_input in = { .object = r0->object[i], .def = c->def,
+						.min = c->min, .max = c->max };
+			char module[64];
+
+			in.module = gen_module_name(r0->module[i], module, sizeof(module));
+			xk_strlcpy(in.base_path, r0->base[i], sizeof(in.base_path));
+			for (int v = 0; v < nr; v++) {
+				paths[v][0] = '\0';
+				for (int j = 0; j < res[v]->nr_objects; j++)
+					if (!strcmp(res[v]->object[j], in.object))
+						xk_strlcpy(paths[v], res[v]->variant[j][0],
+							   sizeof(paths[v]));
+			}
+			err = replay_object(&in, nr, values, paths, t, &redo);
+		}
+		break;	/* every object once, from the first value that built */
+	}
+	err = err ?: gen_merge_redo(t, &redo, "replayed");
+	xk_scope_free(&redo);
+	free(paths);
+	for (int v = 0; v < nr; v++)
+		free(res[v]);
+	return err;
+}
+
+const struct gen_form form_replayed = {
+	.name = "replayed",
+	.retry = retry_replayed,
+	.replays = replays_at,
+};
