@@ -839,7 +839,7 @@ static bool compare_weighs_no_object(const struct xk_func_code *code, size_t i,
 }
 
 /*
- * With df_limits.allocations_in_call (heap_in_one_call in gen.c): what the
+ * With df_limits.allocations_in_call (the heap of one call, forms/heap_call.c): what the
  * function may do with derived data so that each object it allocates is
  * sized and described under one value: compute with it (moves,
  * arithmetic, a compare whose flags nothing reads, or a compare against

@@ -13,7 +13,7 @@ struct df_limits {
 	int stack_slots;	/* stack slots holding derived data at once */
 	int exits;		/* exits of a safe span (at most XK_MAX_EXITS) */
 	/* an allocator's size argument is any call's argument: the whole
-	 * function is the safe span (heap_in_one_call in gen.c) */
+	 * function is the safe span (forms/heap_call.c) */
 	bool allocations_in_call;
 };
 extern struct df_limits df_limits;

@@ -29,8 +29,8 @@ static bool check_lost(const struct xk_scope *t, const struct xk_scope_span *sp)
 
 /*
  * A function whose frame the constant sizes (an array on the stack: every
- * span of it state of the call, spans.c: whole_function) never takes a
- * value above the default (bound_call_state). When its check build, above
+ * span of it state of the call, forms/call_state.c) never takes a value
+ * above the default (bound_call_state). When its check build, above
  * the fit, has another shape there (FQ_GC_MAX's fq_gc is no longer
  * inlined into fq_enqueue at 16), the check is made where its values lie
  * instead: at the default minus one. Each object with such a refusal is
@@ -205,8 +205,8 @@ static void drop_outside_bounds(struct xk_scope *t)
 
 /*
  * A table with spans of call state (a frame the constant sizes,
- * spans.c: whole_function): the compiled-in frame holds what a smaller
- * value needs, a larger one would need more stack than the function has.
+ * forms/call_state.c): the compiled-in frame holds what a smaller value
+ * needs, a larger one would need more stack than the function has.
  * The upper bound becomes the compiled-in value, whichever pass found
  * the frame, with a note naming the functions ("bounds: ...", which a
  * refusal of a value above quotes); the points and replays of values

@@ -8,14 +8,6 @@
 
 #include "table.h"
 
-/*
- * The span of one load of a read-only variable the constant initialises
- * (the variables form's readers, through form_obj.reader_span): see
- * form.h.
- */
-int gen_reader_span(const struct gen_input *in, const struct xk_obj *obj,
-		    const struct xk_sym *f, uint64_t at, const int64_t fit[2],
-		    int64_t y0, const char *object, struct xk_scope *t);
 /* Appends the spans found in one object (in->object) to the table. */
 int gen_object(const struct gen_input *in, struct xk_scope *t);
 /*

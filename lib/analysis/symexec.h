@@ -59,8 +59,8 @@ struct sx_state {
 	uint8_t param_width[XK_MAX_PARAMS];
 	bool all_stores;		/* record stores of constants too */
 	/* a seed that loads the constant from a read-only variable (a
-	 * reader, gen_reader_span): its memory operand is the parameter,
-	 * whose value at the default is seed_load_value */
+	 * reader, reader_span in forms/variables.c): its memory operand is
+	 * the parameter, whose value at the default is seed_load_value */
 	bool seed_is_load;
 	int64_t seed_load_value;
 	bool has_store;			/* a memory store of a derived value */

@@ -36,7 +36,7 @@ struct gen_input {
 	/*
 	 * Only this function of the object (its name in the object), its
 	 * allocators' size arguments taken as any call's and every span of
-	 * it state of the call (heap_in_one_call in gen.c); no data uses.
+	 * it state of the call (forms/heap_call.c); no data uses.
 	 */
 	const char *heap_call;
 };

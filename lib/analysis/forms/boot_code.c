@@ -24,6 +24,8 @@ static int boot_heap_use(struct form_fn *fn, struct xk_scope *t, char *why,
 	int first = t->nr_spans, err = 0;
 
 	why[0] = '\0';
+	if (!fn->analyse_span)	/* no form analyses spans: nothing to find */
+		return 0;
 	for (size_t i = 0; i < fn->base->nr && !err && !why[0]; i++) {
 		struct xk_scope_span *sp;
 		const char *heap;

@@ -2,7 +2,7 @@
 /*
  * Form: per value, by shape. A second analysis of the functions the first
  * one refused, from builds of values of the default's kind (the register
- * forms with in->by_shape: spans.c).
+ * forms with in->by_shape: span.c).
  */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -44,8 +44,8 @@ static const char *whole_call_exits(const struct form_fn *fn, uint64_t *exits,
 }
 
 /*
- * The spans of a function whose frame the constant sizes (frame_pair set
- * differences aside) hold state of the call: the array is filled under
+ * The spans of a function whose frame the constant sizes (the slots it
+ * moves set aside by the pipeline) hold state of the call: the array is filled under
  * one value and bounded by it (kfree_skb_add_bulk's `skb_count == N`). A
  * thread that had put 12 skbs in a batch of 16 would count past a new
  * bound of 8, and past the array's end, if the value changed between two
@@ -57,7 +57,7 @@ static const char *whole_call_exits(const struct form_fn *fn, uint64_t *exits,
  * it is never settled. A function that cannot be one such span
  * (whole_call_exits) refuses its spans; one with no supported span of
  * its own (its uses in a callee) gets a refused one: nothing would hold
- * a value for the whole call. Runs at the end of analyse_function.
+ * a value for the whole call. Runs as the form's finish.
  */
 static int whole_function(const struct form_fn *fn, struct xk_scope *t, int first)
 {

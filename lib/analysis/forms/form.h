@@ -11,18 +11,18 @@
  * immediate moves with the value) and the other changed instructions, and
  * fills a struct form_fn. It asks the forms of gen_forms[], in that order,
  * to claim the function: the first that does gives its spans, and no later
- * one is asked. A function no form claims is analysed by the pipeline's
- * register forms (its seeds, grouped, as affine, inverse, memory-input or
- * emulated spans; the other changed regions as multiply spans or
- * refused). Last, every form's finish runs on the function's spans,
- * whoever made them.
+ * one is asked; the register forms (seeds as affine, inverse, memory-input,
+ * emulated or per-value spans; other changed regions as multiply spans)
+ * claim what no more specific form did. Last, every form's finish runs on
+ * the function's spans, whoever made them. Once every object had its first
+ * analysis, gen.c runs every form's retry; xk set asks the form that owns
+ * a per-value span for its parameters at a new value.
  *
  * A form file (forms/NAME.c) includes this header and the analysis's
- * lower layers (table.h, dataflow.h, relocs.h, symexec.h, the object
- * model), never spans.h: what a form may use of the pipeline (the register
- * forms on a range of seeds, or on one load) comes through a callback of
- * form_fn or form_obj. docs/hacking.md, "Adding a form", says how to add
- * one.
+ * lower layers (table.h, span.h, dataflow.h, relocs.h, redo.h, symexec.h,
+ * the object model), never spans.h; what a form needs of the pipeline or
+ * of another form comes through a callback of form_fn or form_table.
+ * docs/hacking.md, "Adding a form", says how to add one.
  */
 #ifndef XK_ANALYSIS_FORM_H
 #define XK_ANALYSIS_FORM_H
@@ -32,6 +32,8 @@
 
 /* One function of the object as the forms see it; every array is indexed by
  * baseline instruction. */
+struct func_ctx;
+
 struct form_fn {
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
@@ -51,12 +53,16 @@ struct form_fn {
 	 * of a later one to name ("" when nothing) */
 	char found[240];
 	/*
-	 * The pipeline's register forms on baseline instructions [start, end]
-	 * as span sp (emulate: the emulated form as the last resort): 0 with
-	 * sp supported or refused, -errno on failure.
+	 * The register forms on baseline instructions [start, end] as span sp
+	 * (emulate: the emulated form as the last resort): 0 with sp
+	 * supported or refused, -errno on failure (the span hook of the form
+	 * that has one).
 	 */
 	int (*analyse_span)(struct form_fn *fn, size_t start, size_t end,
 			    bool emulate, struct xk_scope_span *sp);
+	/* The same function as the analysis of a span sees it (span.h), for
+	 * the forms that analyse spans. */
+	struct func_ctx *ctx;
 };
 
 /* One object and its builds, correlated (each symbol's twin_v[v]), as the
@@ -65,16 +71,6 @@ struct form_obj {
 	const struct gen_input *in;
 	const struct xk_obj *base;
 	const struct xk_obj *var;		/* [GEN_NR_VARIANTS] */
-	/*
-	 * The pipeline's register forms on one load of a read-only variable:
-	 * instruction at of function f (of obj: the shipped module, or the
-	 * baseline object) loads y0 at the default, fit[0] * N + fit[1] at N;
-	 * its span is added to t, supported or refused; -errno on failure.
-	 */
-	int (*reader_span)(const struct gen_input *in, const struct xk_obj *obj,
-			   const struct xk_sym *f, uint64_t at,
-			   const int64_t fit[2], int64_t y0, const char *object,
-			   struct xk_scope *t);
 };
 
 /* The whole constant once every object had its first analysis, as the
@@ -101,6 +97,10 @@ struct gen_form {
 	/* Runs on every function once its spans are made (those from
 	 * fn->first_span on); 0 or -errno. NULL: nothing to do. */
 	int (*finish)(struct form_fn *fn, struct xk_scope *t);
+	/* The form's analysis of baseline instructions [start, end] of fn as
+	 * one span (form_fn.analyse_span); NULL: it has none. */
+	int (*span)(struct form_fn *fn, size_t start, size_t end, bool emulate,
+		    struct xk_scope_span *sp);
 	/*
 	 * For xk set and xk gen --prepare: whether span sp of table t is this
 	 * form's per-value span, and its parameters at in->variant[0].value

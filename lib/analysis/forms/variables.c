@@ -20,6 +20,7 @@
 #include "form.h"
 #include "identity.h"
 #include "relocs.h"
+#include "span.h"
 
 /* Sections of data the kernel never writes after boot, or not at all. */
 static bool frozen_section(const char *name)
@@ -228,11 +229,116 @@ static int loads_field(const struct xk_sym *f, const struct xk_rela *r,
 	return ret;
 }
 
+/* Whether more bytes of span w are filled in by relocations (never
+ * compared) than not. */
+static bool too_masked(const struct func_ctx *c, const struct span_work *w)
+{
+	uint64_t from = c->base.insn[w->start].off;
+	uint64_t to = c->base.insn[w->end].off + c->base.insn[w->end].len;
+	uint64_t masked = 0;
+
+	for (uint64_t b = from; b < to; b++)
+		masked += xk_func_reloc_at(c->fb, b, 1);
+	return 2 * masked > to - from;
+}
+
+/*
+ * Runs for reader_spans on each instruction of function f (of object obj: the shipped module, or the baseline
+ * object) that loads a field of a read-only variable the constant
+ * initialises: `mov bfq_timeout(%rip), %eax` in bfq_bfqq_served, where
+ * another object than the variable's own reads `const int bfq_timeout =
+ * HZ / 8`. Its code is the same at every value, so no diff shows it; the
+ * loaded value is y0 at the default and fit[0] * N + fit[1] at N (the
+ * data's own fit, checked against every build). The span is that one
+ * load, its location the register it writes, rewritten at the probe after
+ * it as for an immediate (the read-only data itself is never written).
+ * 0 with the span added, supported or refused with the reason; -errno on
+ * failure.
+ */
+static int reader_span(const struct gen_input *in, const struct xk_obj *obj,
+		       const struct xk_sym *f, uint64_t at, const int64_t fit[2],
+		       int64_t y0, const char *object, struct xk_scope *t)
+{
+	struct func_ctx c = { .fb = f, .in = in, .obj = obj };
+	struct span_work w = { 0 };
+	struct xk_scope_span *sp;
+	ssize_t i;
+	int err;
+
+	err = xk_disasm_func(f, &c.base) ?: span_mark_blocks(&c) ?:
+	      gen_add_span(t, in, f, &sp);
+	if (err)
+		goto out;
+	xk_strlcpy(sp->object, object, sizeof(sp->object));
+	sp->start = at;
+	i = xk_code_index(&c.base, at);
+	if (i < 0) {
+		span_refuse(sp, "+0x%lx: a reader's relocation is inside an "
+			    "instruction the disassembly does not start there",
+			    (unsigned long)at);
+		goto out;
+	}
+	c.seed[i] = true;
+	w.start = w.end = (size_t)i;
+	/* the load alone compares fewer bytes than its relocated rel32: the
+	 * span takes the instructions before it in its block (which run as
+	 * they are), then those after it (the derived value rewritten where
+	 * they leave it), until the module's rule (xk_rule_check_expect)
+	 * holds */
+	while (w.start > 0 && !c.leader[w.start] && too_masked(&c, &w))
+		w.start--;
+	while (w.end + 2 < c.base.nr && !c.leader[w.end + 1] &&
+	       !c.base.insn[w.end + 1].is_branch &&
+	       !c.base.insn[w.end + 1].is_call &&
+	       !c.base.insn[w.end + 1].is_ret && too_masked(&c, &w))
+		w.end++;
+	err = sx_init(&w.s);
+	if (err)
+		goto out;
+	w.s.no_mem_inputs = true;
+	w.s.seed_is_load = true;
+	w.s.seed_load_value = y0;
+	for (size_t j = w.start; j <= w.end && !err; j++)
+		err = sx_step(&w.s, &c.base.insn[j], c.seed[j]);
+	if (err == -ENOTSUP)
+		span_refuse(sp, "symbolic execution: %s", w.s.why);
+	err = err ?: span_choose_locations(&c, &w, sp);
+	/* the locations' programs read the registers at the probe point:
+	 * none the span overwrote */
+	for (int l = 0; !err && l < sp->nr_locs; l++)
+		for (int r = 0; r < XK_NR_REGS; r++)
+			if (w.s.reg_written[r] && sx_reads_reg(w.loc_expr[l], r)) {
+				span_refuse(sp, "an input of the span is "
+					    "overwritten inside it");
+				err = -ENOTSUP;
+				break;
+			}
+	if (!err) {
+		sp->nr_params = w.s.nr_params;
+		sp->fit[0][0] = fit[0];
+		sp->fit[0][1] = fit[1];
+	}
+	err = err ?: span_compile_locations(&c, &w, sp);
+	err = err ?: span_place_probe(&c, &w, sp);
+	err = err ?: df_slice_forward(&c.base, f->sym.st_size, sp, w.end + 1);
+	err = err ?: span_locate_imms(&c, &w, sp);
+	err = err ?: span_obey_rules(sp);
+	err = err ?: df_locate_args(&c.base, sp, w.end + 1);
+	if (err == -ENOTSUP) {
+		sp->start = c.base.insn[w.start].off;
+		err = 0;
+	}
+	sx_free(&w.s);
+out:
+	span_free_ctx(&c);
+	return err;
+}
+
 /*
  * A read-only variable the constant initialises, in one field of a*N + b
  * (data_span): its bytes are never written (the kernel maps them
  * read-only); each instruction that loads the field becomes a span whose
- * parameter is the loaded value (form_obj.reader_span). The readers are found
+ * parameter is the loaded value (reader_span). The readers are found
  * in the code that holds them all: the shipped module (its relocations
  * name every reference to the variable: none may be a pointer to it, and
  * the variable must not be exported to other modules), or the baseline
@@ -397,7 +503,7 @@ static int reader_spans(const struct form_obj *o, const struct xk_sym *y,
 				}
 				continue;
 			}
-			err = o->reader_span(in, src, f, insn, fit, a * in->def + b,
+			err = reader_span(in, src, f, insn, fit, a * in->def + b,
 					      reader_object, t);
 		}
 	}
