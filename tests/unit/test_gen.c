@@ -458,7 +458,18 @@ static int code_only_the_check_build_changes_is_replayed(void)
 {
 	const struct xk_scope_replay *r;
 	struct xk_scope t;
+	int err;
 
+	/* the first pass: the check-build-only form refuses it by name */
+	gen_replay_off = true;
+	err = gen(GOLDEN, "G_CHKONLY", &t);
+	gen_replay_off = false;
+	CHECK(err == 0);
+	CHECK(t.nr_spans == 1);
+	CHECK(t.spans[0].cls == XK_SPAN_UNSUPPORTED);
+	CHECK(strstr(t.spans[0].why, "golden_chkonly differs from the baseline "
+		     "only in the check build"));
+	xk_scope_free(&t);
 	CHECK(gen(GOLDEN, "G_CHKONLY", &t) == 0);
 	CHECK(t.nr_spans == 1);
 	CHECK(!strcmp(t.spans[0].func, "golden_chkonly"));
@@ -1983,6 +1994,46 @@ static int literal_line_follows_its_code(void)
 	return 0;
 }
 
+/*
+ * Every form of the table (lib/analysis/forms/forms.c) has a golden case
+ * here, the test that fails without it: a form added without one fails
+ * this test, naming the form.
+ */
+static int every_form_has_a_golden_case(void)
+{
+	static const struct {
+		const char *form;
+		int (*golden)(void);
+	} cases[] = {
+		{ "variables", G_VAR_spans },
+		{ "boot note", boot_message_only_is_a_note },
+		{ "boot data", boot_derived_variables_are_data_spans },
+		{ "boot code", G_INIT_spans },
+		{ "check build only", code_only_the_check_build_changes_is_replayed },
+		{ "register", G_LT_spans },
+		{ "call state", G_STK_spans },
+		{ "by shape", division_is_per_value_by_shape },
+		{ "replayed", kyber_percent_is_replayed },
+		{ "heap of one call", heap_in_one_call_is_call_state },
+	};
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+	int missing = 0, forms = 0;
+
+	for (const struct gen_form *const *f = gen_forms; *f; f++, forms++) {
+		size_t k = 0;
+
+		while (k < n && strcmp(cases[k].form, (*f)->name))
+			k++;
+		if (k == n) {
+			fprintf(stderr, "form \"%s\" has no golden case in "
+				"test_gen.c\n", (*f)->name);
+			missing++;
+		}
+	}
+	CHECK(forms >= 10);
+	return missing;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct unit_test tests[] = {
@@ -2039,6 +2090,7 @@ int main(int argc, char **argv)
 		T(jiffies_macro_fits_in_seconds),
 		T(expression_macro_types_and_declarations),
 		T(unevaluable_body_names_its_part),
+		T(every_form_has_a_golden_case),
 	};
 
 	if (find_kernel())
