@@ -3,9 +3,9 @@
 #
 # The layering rules the include paths cannot show, checked after a build
 # (make runs it): the runtime half of libxk (runtime, scope, core) uses
-# neither libelf nor capstone, and links without them; the analysis has no
-# circle of calls between its files (scripts/structure-map.sh), and only
-# the pipeline's one table (forms/forms.c) names a span form's file.
+# neither libelf nor capstone, and links without them; no part has a
+# circle of calls between its files (scripts/structure-map.sh), and in the
+# analysis only the one table (forms/forms.c) names a span form's file.
 #   scripts/check-layers.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
@@ -43,8 +43,11 @@ if ! ${CC:-cc} -Iinclude -o "$tmp/rt" "$tmp/rt.c" "${runtime[@]}" -lbpf \
 	exit 1
 fi
 
-# the analysis: arrows one way only, and the forms reached through gen_forms
-BUILD=$build scripts/structure-map.sh --quiet analysis
+# every part: arrows one way only between its files; the analysis's forms
+# reached through gen_forms
+for part in core scope provision analysis runtime klp; do
+	BUILD=$build scripts/structure-map.sh --quiet "$part"
+done
 named=$(BUILD=$build scripts/structure-map.sh analysis |
 	awk '/ -> forms\// && !/ -> forms\/forms\.c:/ && $1 !~ /^forms\// { print }' || true)
 if [ -n "$named" ]; then

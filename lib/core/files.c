@@ -96,14 +96,6 @@ int xk_mkdir_p(const char *path)
 	return 0;
 }
 
-int xk_rm_rf(const char *path)
-{
-	const char *argv[] = { "rm", "-rf", "--", path, NULL };
-	struct xk_cmd cmd = { .argv = argv };
-
-	return xk_run(&cmd) == 0 ? 0 : -EIO;
-}
-
 int xk_read_file(const char *path, char **buf, size_t *len)
 {
 	size_t cap = 4096, n = 0;

@@ -218,3 +218,12 @@ int xk_run_step(const char *what, const struct xk_cmd *cmd)
 		      cmd->log_path ? cmd->log_path : "",
 		      tail[0] ? "; last lines:\n" : "", tail);
 }
+
+/* Removes a tree (rm -rf: no recursion of our own over a hostile tree). */
+int xk_rm_rf(const char *path)
+{
+	const char *argv[] = { "rm", "-rf", "--", path, NULL };
+	struct xk_cmd cmd = { .argv = argv };
+
+	return xk_run(&cmd) == 0 ? 0 : -EIO;
+}

@@ -1,147 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libxk provision: the host itself. What the running kernel allows xkernel
- * to do (xk doctor), read where the kernel publishes it (procfs, sysfs),
- * and the build id that tells whether the running kernel is the build of
- * a cached image (host mode: its own /proc/kallsyms instead of a guest's).
+ * to do (xk doctor), read where the kernel publishes it (procfs, sysfs).
  *
  * Every check reads files only: nothing is loaded, probed or changed. The
  * files are looked up under a root (opts.root, "" for /), so that a test
  * can give a tree of its own.
  */
 #define _GNU_SOURCE
-#include <gelf.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "image.h"
 #include "internal.h"
 #include "xk/provision.h"
-
-#define NT_GNU_BUILD_ID_TYPE 3
-
-static void hex_of(const uint8_t *b, size_t n, char *out, size_t size)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n && k + 3 <= size; i++, k += 2)
-		snprintf(out + k, 3, "%02x", b[i]);
-	out[k] = '\0';
-}
-
-/*
- * The GNU build id in a run of ELF notes (a .notes section, or the
- * kernel's /sys/kernel/notes, which is that section as linked): 0 with it
- * in hex, -ENOENT when there is none.
- */
-static int build_id_in_notes(const uint8_t *p, size_t len, char *hex,
-			     size_t size)
-{
-	size_t at = 0;
-
-	while (at + 12 <= len) {
-		uint32_t namesz, descsz, type;
-		size_t name_at = at + 12, desc_at;
-
-		memcpy(&namesz, p + at, 4);
-		memcpy(&descsz, p + at + 4, 4);
-		memcpy(&type, p + at + 8, 4);
-		if (namesz > len || descsz > len)
-			break;
-		desc_at = name_at + ((namesz + 3) & ~3u);
-		if (desc_at > len || desc_at + descsz > len)
-			break;
-		if (type == NT_GNU_BUILD_ID_TYPE && namesz == 4 &&
-		    !memcmp(p + name_at, "GNU", 4) && descsz && 2 * descsz < size) {
-			hex_of(p + desc_at, descsz, hex, size);
-			return 0;
-		}
-		at = desc_at + ((descsz + 3) & ~3u);
-	}
-	return -ENOENT;
-}
-
-static int build_id_file_impl(const char *path, char *hex, size_t size)
-{
-	int fd, err = -ENOENT;
-	Elf *e;
-	Elf_Scn *scn = NULL;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return xk_err(-EINVAL, "libelf: %s", elf_errmsg(-1));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return xk_err(-errno, "%s: %s", path, strerror(errno));
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e) {
-		close(fd);
-		return xk_err(-EINVAL, "%s: not an ELF file (%s)", path,
-			      elf_errmsg(-1));
-	}
-	while (err == -ENOENT && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (d && d->d_buf)
-			err = build_id_in_notes(d->d_buf, d->d_size, hex, size);
-	}
-	elf_end(e);
-	close(fd);
-	return err == -ENOENT ? xk_err(err, "%s: no build id note", path) : err;
-}
-
-int xk_build_id_file(const char *path, char *hex, size_t size)
-{
-	xk_err_clear();
-	return xk_api_return(__func__, build_id_file_impl(path, hex, size));
-}
-
-static int kernel_build_id_impl(const struct xk_kernel *k, char *hex, size_t size)
-{
-	char path[XK_PATH_MAX + 16];
-
-	return xk_snprintf(path, sizeof(path), "%s/vmlinux", k->dir) ?:
-	       build_id_file_impl(path, hex, size);
-}
-
-int xk_kernel_build_id(const struct xk_kernel *k, char *hex, size_t size)
-{
-	xk_err_clear();
-	return xk_api_return(__func__, kernel_build_id_impl(k, hex, size));
-}
-
-static int running_build_id(const char *root, char *hex, size_t size)
-{
-	char path[XK_PATH_MAX], *buf;
-	size_t len;
-	int err;
-
-	err = xk_snprintf(path, sizeof(path), "%s/sys/kernel/notes", root);
-	if (err)
-		return err;
-	err = xk_read_file(path, &buf, &len);
-	if (err)
-		return err;
-	err = build_id_in_notes((const uint8_t *)buf, len, hex, size);
-	free(buf);
-	return err;
-}
-
-int xk_build_id_running(char *hex, size_t size)
-{
-	int err;
-
-	xk_err_clear();
-	err = running_build_id("", hex, size);
-	if (err)
-		err = xk_err(err, "/sys/kernel/notes: %s", err == -ENOENT ?
-			     "no build id of the running kernel" : strerror(-err));
-	return xk_api_return(__func__, err);
-}
 
 /* ---- xk doctor ---- */
 
@@ -268,7 +141,7 @@ static void check_cache(struct xk_host_report *r, const char *cache)
 	}
 	add_check(r, "cache", XK_HOST_OK, "%s is in the cache (%s)",
 		  r->release, k.dir);
-	if (kernel_build_id_impl(&k, id, sizeof(id))) {
+	if (image_kernel_build_id(&k, id, sizeof(id))) {
 		xk_err_clear();
 		add_check(r, "build", XK_HOST_LIMITED,
 			  "the cached image has no extracted vmlinux to compare "
@@ -463,7 +336,7 @@ static int host_check_impl(const struct xk_host_opts *opts,
 	if (err || !r->release[0])
 		return xk_err(err ?: -ENOENT, "%s/proc/sys/kernel/osrelease: "
 			      "cannot read the running kernel's release", root);
-	if (running_build_id(root, r->build_id, sizeof(r->build_id)))
+	if (image_running_build_id(root, r->build_id, sizeof(r->build_id)))
 		r->build_id[0] = '\0';
 	xk_err_clear();
 	read_kallsyms_facts(root, &f);
