@@ -195,3 +195,22 @@ int gen_refused_objects(const struct xk_constant *c, const struct xk_scope *t,
 	}
 	return 0;
 }
+
+/* The points and replays of t's spans outside its bounds go. */
+void gen_drop_outside_bounds(struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *s = &t->spans[i];
+		int keep = 0;
+
+		for (int k = 0; k < s->nr_points; k++)
+			if (s->points[k].n >= t->min && s->points[k].n <= t->max)
+				s->points[keep++] = s->points[k];
+		s->nr_points = keep;
+		keep = 0;
+		for (int k = 0; k < s->nr_replays; k++)
+			if (s->replays[k].n >= t->min && s->replays[k].n <= t->max)
+				s->replays[keep++] = s->replays[k];
+		s->nr_replays = keep;
+	}
+}

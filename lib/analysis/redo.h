@@ -47,5 +47,7 @@ bool gen_shape_family(long long def, long long *fam);
  */
 int gen_refused_objects(const struct xk_constant *c, const struct xk_scope *t,
 			struct xk_constant *only, const char *who);
+/* The points and replays of t's spans outside its bounds go. */
+void gen_drop_outside_bounds(struct xk_scope *t);
 
 #endif

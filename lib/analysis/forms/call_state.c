@@ -5,8 +5,13 @@
  * call), holds the value for a whole call; its spans, whichever form made
  * them, change only when no thread is in the function.
  */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "dataflow.h"
 #include "form.h"
+#include "redo.h"
 
 /*
  * Why a function's whole code cannot be one safe span that a thread
@@ -123,7 +128,164 @@ static int finish_call_state(struct form_fn *fn, struct xk_scope *t)
 	return 0;
 }
 
+/* Whether t refuses a span of sp's function because the check build has
+ * another shape there. */
+static bool check_lost(const struct xk_scope *t, const struct xk_scope_span *sp)
+{
+	for (int i = 0; i < t->nr_spans; i++)
+		if (t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
+		    gen_same_function(&t->spans[i], sp) &&
+		    strstr(t->spans[i].why, WHY_CHECK_SHAPE))
+			return true;
+	return false;
+}
+
+/*
+ * A function whose frame the constant sizes (an array on the stack: every
+ * span of it state of the call, forms/call_state.c) never takes a value
+ * above the default (bound_call_state). When its check build, above
+ * the fit, has another shape there (FQ_GC_MAX's fq_gc is no longer
+ * inlined into fq_enqueue at 16), the check is made where its values lie
+ * instead: at the default minus one. Each object with such a refusal is
+ * analysed again with that check build; a function takes the new spans
+ * (gen_merge_redo) when it had such a refusal and every new span of it is
+ * supported and of a frame. Runs after the first analysis.
+ */
+static int retry_check_below(const struct form_table *ft, struct xk_scope *t)
+{
+	const struct xk_kernel *k = ft->k;
+	const struct xk_constant *c = ft->c;
+	const struct xk_build_result *b = ft->b;
+	XK_OPTS(xk_build_opts, o, .one_value = true, .skip_identity = true,
+		.value = c->def - 1);
+	struct xk_build_result *below = NULL;
+	struct xk_scope redo = { .nr_spans = 0 };
+	struct xk_constant only = *c;
+	bool any = false;
+	char what[64];
+	int err = 0;
+
+	for (int i = 0; i < t->nr_spans && !any; i++)
+		any = t->spans[i].cls == XK_SPAN_UNSUPPORTED &&
+		      strstr(t->spans[i].why, WHY_CHECK_SHAPE);
+	if (!any || c->def - 1 < c->min || c->def - 1 == b->value[0] ||
+	    c->def - 1 == b->value[1])
+		return 0;
+	snprintf(what, sizeof(what), "checked at N=%lld", c->def - 1);
+	err = gen_refused_objects(c, t, &only, "the check below the default");
+	if (err || !only.objects[0])
+		return err;
+	below = calloc(1, sizeof(*below));
+	if (!below)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	err = xk_build(k, &only, &o, below);
+	if (err && err != -ENOMEM) {	/* no such build: the refusals stand */
+		xk_err_clear();
+		err = 0;
+		goto out;
+	}
+	for (int i = 0; !err && i < below->nr_objects; i++) {
+		struct gen_input in = { .object = below->object[i], .def = c->def,
+					.min = c->min, .max = c->max, .kernel = k };
+		char module[64];
+		int j = gen_object_index(b, in.object);
+
+		if (j < 0)
+			continue;
+		in.module = gen_module_name(b->module[j], module, sizeof(module));
+		in.ko = b->module[j];
+		xk_strlcpy(in.base_path, b->base[j], sizeof(in.base_path));
+		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+			in.variant[v].value = b->value[v];
+			xk_strlcpy(in.variant[v].path, b->variant[j][v],
+				   sizeof(in.variant[v].path));
+		}
+		in.variant[GEN_FIT_VARIANTS].value = c->def - 1;
+		xk_strlcpy(in.variant[GEN_FIT_VARIANTS].path, below->variant[i][0],
+			   sizeof(in.variant[GEN_FIT_VARIANTS].path));
+		err = ft->analyse_object(&in, &redo);
+	}
+	/* only the functions whose check was lost stay, and take the new
+	 * spans when every one is a supported span of a frame */
+	for (int i = 0, n, kept = 0; !err; i += n) {
+		bool frame = true;
+
+		if (i == redo.nr_spans) {
+			redo.nr_spans = kept;
+			break;
+		}
+		n = gen_function_spans(&redo, i);
+		if (!check_lost(t, &redo.spans[i])) {
+			for (int j = i; j < i + n; j++)
+				free(redo.spans[j].replays);
+			continue;
+		}
+		for (int j = i; j < i + n; j++)
+			frame &= redo.spans[j].cls == XK_SPAN_UNSUPPORTED ||
+				 redo.spans[j].call_state == XK_CALL_STATE_FRAME;
+		if (!frame)
+			span_refuse(&redo.spans[i], "the function's frame is not "
+				    "sized by the constant (values above the "
+				    "default stay possible)");
+		memmove(&redo.spans[kept], &redo.spans[i], n * sizeof(redo.spans[0]));
+		kept += n;
+	}
+	err = err ?: gen_merge_redo(t, &redo, what);
+out:
+	xk_scope_free(&redo);
+	free(below);
+	return err;
+}
+
+/*
+ * A table with spans of call state (a frame the constant sizes,
+ * whole_function): the compiled-in frame holds what a smaller value
+ * needs, a larger one would need more stack than the function has.
+ * The upper bound becomes the compiled-in value, whichever pass found
+ * the frame, with a note naming the functions ("bounds: ...", which a
+ * refusal of a value above quotes); the points and replays of values
+ * above go. Runs on the finished table.
+ */
+static int check_call_state(const struct form_table *ft, struct xk_scope *t)
+{
+	const long long def = ft->c->def;
+	char note[sizeof(t->notes[0])], funcs[120] = "";
+	int nr = 0, named = 0;
+
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *s = &t->spans[i];
+		bool seen = false;
+
+		if (s->call_state != XK_CALL_STATE_FRAME ||
+		    s->cls == XK_SPAN_UNSUPPORTED)
+			continue;
+		for (int k = 0; k < i && !seen; k++)
+			seen = t->spans[k].call_state && !strcmp(t->spans[k].func, s->func);
+		if (seen)
+			continue;
+		nr++;
+		if (strlen(funcs) + strlen(s->func) + 2 < sizeof(funcs)) {
+			size_t len = strlen(funcs);
+
+			snprintf(funcs + len, sizeof(funcs) - len, "%s%s",
+				 named++ ? ", " : "", s->func);
+		}
+	}
+	if (!nr)
+		return 0;
+	if (t->max > def)
+		t->max = def;
+	gen_drop_outside_bounds(t);
+	snprintf(note, sizeof(note), "bounds: at most the compiled-in %lld: the "
+		 "constant sizes the frame of %s%s, which holds a smaller "
+		 "value's array, not a larger one's", def, funcs,
+		 nr > named ? " and others" : "");
+	return gen_add_note(t, note);
+}
+
 const struct gen_form form_call_state = {
 	.name = "call state",
 	.finish = finish_call_state,
+	.retry = retry_check_below,
+	.check = check_call_state,
 };

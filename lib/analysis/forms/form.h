@@ -15,8 +15,9 @@
  * emulated or per-value spans; other changed regions as multiply spans)
  * claim what no more specific form did. Last, every form's finish runs on
  * the function's spans, whoever made them. Once every object had its first
- * analysis, gen.c runs every form's retry; xk set asks the form that owns
- * a per-value span for its parameters at a new value.
+ * analysis, gen.c runs every form's retry, then every form's check of the
+ * finished table; xk set asks the form that owns a per-value span for its
+ * parameters at a new value.
  *
  * A form file (forms/NAME.c) includes this header and the analysis's
  * lower layers (table.h, span.h, dataflow.h, relocs.h, redo.h, symexec.h,
@@ -120,6 +121,12 @@ struct gen_form {
 	 * refusal, naming what the form found. 0 or -errno. NULL: none.
 	 */
 	int (*retry)(const struct form_table *ft, struct xk_scope *t);
+	/*
+	 * The finished table t, after every form's retry: the form's checks
+	 * across the whole table (its spans' bounds, probes that collide),
+	 * refusing spans or narrowing the bounds with a note. 0 or -errno.
+	 */
+	int (*check)(const struct form_table *ft, struct xk_scope *t);
 	/*
 	 * For xk set: the replays at in->variant[0].value of this form's
 	 * replayed spans (emulate XK_EMULATE_REPLAY) in object in->object:

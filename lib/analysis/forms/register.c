@@ -558,10 +558,75 @@ static int point_register(const struct gen_input *in, const struct xk_scope *t,
 	return point_of_span(in, base, t, sp, params, why, size);
 }
 
+/* Whether off lies in [from, to). */
+static bool within(uint64_t off, uint64_t from, uint64_t to)
+{
+	return off >= from && off < to;
+}
+
+/*
+ * The module arms an emulated span only when no other probe of the
+ * constant (a rewrite probe, a span's entry, an exit of a safe span) sits
+ * in the bytes it emulates, [start, probe): kprobes would never run that
+ * probe (kmod/xk_table.c, emulated_alone). An exit at its first byte is
+ * the exception: the span's rewrite handler takes it. Runs on the
+ * finished table (the form's check); such an emulated span is refused
+ * here, naming the other probe, instead of the whole table at load.
+ */
+static int check_register(const struct form_table *ft, struct xk_scope *t)
+{
+	(void)ft;
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *e = &t->spans[i];
+		const char *what = NULL;
+		uint64_t at = 0;
+		int by = -1;
+
+		if (e->cls == XK_SPAN_UNSUPPORTED || !e->emulate ||
+		    e->emulate == XK_EMULATE_DATA)
+			continue;
+		for (int j = 0; j < t->nr_spans && !what; j++) {
+			const struct xk_scope_span *s = &t->spans[j];
+
+			if (s->cls == XK_SPAN_UNSUPPORTED || s->emulate == XK_EMULATE_DATA ||
+			    strcmp(s->func, e->func) || strcmp(s->object, e->object))
+				continue;
+			by = j;
+			at = s->emulate ? s->start : s->probe - s->post_len;
+			if (j != i && within(at, e->start, e->probe)) {
+				what = "its rewrite probe";
+				break;
+			}
+			at = s->start;
+			if (!s->emulate && within(at, e->start, e->probe)) {
+				what = "its entry";
+				break;
+			}
+			/* an exit at the emulated span's first byte is taken
+			 * by its rewrite handler (kmod/xk_probe.c, exits_at) */
+			for (int k = 0; k < s->nr_exits && !what; k++) {
+				at = s->exits[k];
+				if (at < s->func_size && at != e->start &&
+				    within(at, e->start, e->probe))
+					what = "an exit of its safe span";
+			}
+		}
+		if (what)
+			span_refuse(e, "span %d's probe at +0x%llx (%s) would sit in "
+				    "the bytes this emulated span skips (+0x%llx to "
+				    "+0x%llx): the module arms neither", by,
+				    (unsigned long long)at, what,
+				    (unsigned long long)e->start,
+				    (unsigned long long)e->probe);
+	}
+	return 0;
+}
+
 const struct gen_form form_register = {
 	.name = "register",
 	.claim = claim_register,
 	.span = span_register,
 	.owns = owns_register,
 	.point = point_register,
+	.check = check_register,
 };
