@@ -31,10 +31,10 @@
 #include "table.h"
 #include "build.h"
 
-/* One function of the object as the forms see it; every array is indexed by
- * baseline instruction. */
 struct func_ctx;
 
+/* One function of the object as the forms see it; every array is indexed by
+ * baseline instruction. */
 struct form_fn {
 	const struct gen_input *in;
 	const struct xk_obj *obj;		/* the baseline object */
@@ -114,6 +114,14 @@ struct gen_form {
 		     const struct xk_scope_span *sp, __s64 *params, char *why,
 		     size_t size);
 	/*
+	 * For xk set: the replays at in->variant[0].value of this form's
+	 * replayed spans (emulate XK_EMULATE_REPLAY) in object in->object:
+	 * out[i] for span i, got[i] set. -ENOTSUP naming the span when that
+	 * build cannot give them. NULL: the form makes no replayed spans.
+	 */
+	int (*replays)(const struct gen_input *in, const struct xk_scope *t,
+		       struct xk_scope_replay *out, bool *got);
+	/*
 	 * The table t of the constant once every object had its first
 	 * analysis (xk gen): the functions it refused analysed again, from
 	 * builds of values of the form's own; a function whose new spans are
@@ -127,14 +135,6 @@ struct gen_form {
 	 * refusing spans or narrowing the bounds with a note. 0 or -errno.
 	 */
 	int (*check)(const struct form_table *ft, struct xk_scope *t);
-	/*
-	 * For xk set: the replays at in->variant[0].value of this form's
-	 * replayed spans (emulate XK_EMULATE_REPLAY) in object in->object:
-	 * out[i] for span i, got[i] set. -ENOTSUP naming the span when that
-	 * build cannot give them. NULL: the form makes no replayed spans.
-	 */
-	int (*replays)(const struct gen_input *in, const struct xk_scope *t,
-		       struct xk_scope_replay *out, bool *got);
 };
 
 /* The unit tests turn the replayed form off to see the first analysis's
