@@ -388,24 +388,14 @@ static int xk_gen_verify_impl(const struct xk_kernel *k,
 	}
 	err = xk_build(k, &only, NULL, b) ?: xk_build(k, &only, &o, at);
 	for (int i = 0; i < at->nr_objects && !err; i++) {
-		struct gen_input in = { .object = at->object[i], .def = c->def,
-					.min = c->min, .max = c->max, .kernel = k };
+		struct gen_input in;
 		char module[64];
-		int j = gen_object_index(b, in.object);
+		int j = gen_object_index(b, at->object[i]);
 
 		if (j < 0)
 			continue;
-		in.module = gen_module_name(b->module[j], module, sizeof(module));
-		in.ko = b->module[j];
-		xk_strlcpy(in.base_path, b->base[j], sizeof(in.base_path));
-		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
-			in.variant[v].value = b->value[v];
-			xk_strlcpy(in.variant[v].path, b->variant[j][v],
-				   sizeof(in.variant[v].path));
-		}
-		in.variant[GEN_FIT_VARIANTS].value = value;
-		xk_strlcpy(in.variant[GEN_FIT_VARIANTS].path, at->variant[i][0],
-			   sizeof(in.variant[GEN_FIT_VARIANTS].path));
+		gen_input_checked(k, c, b, j, value, at->variant[i][0], &in,
+				  module, sizeof(module));
 		err = gen_object(&in, &redo);
 	}
 	for (int i = 0; i < t->nr_spans && !err; i++) {

@@ -214,3 +214,23 @@ void gen_drop_outside_bounds(struct xk_scope *t)
 		s->nr_replays = keep;
 	}
 }
+
+void gen_input_checked(const struct xk_kernel *k, const struct xk_constant *c,
+		       const struct xk_build_result *b, int j, long long value,
+		       const char *path, struct gen_input *in, char *module,
+		       size_t size)
+{
+	*in = (struct gen_input){ .object = b->object[j], .def = c->def,
+				  .min = c->min, .max = c->max, .kernel = k };
+	in->module = gen_module_name(b->module[j], module, size);
+	in->ko = b->module[j];
+	xk_strlcpy(in->base_path, b->base[j], sizeof(in->base_path));
+	for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
+		in->variant[v].value = b->value[v];
+		xk_strlcpy(in->variant[v].path, b->variant[j][v],
+			   sizeof(in->variant[v].path));
+	}
+	in->variant[GEN_FIT_VARIANTS].value = value;
+	xk_strlcpy(in->variant[GEN_FIT_VARIANTS].path, path,
+		   sizeof(in->variant[GEN_FIT_VARIANTS].path));
+}

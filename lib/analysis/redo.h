@@ -47,6 +47,16 @@ bool gen_shape_family(long long def, long long *fam);
  */
 int gen_refused_objects(const struct xk_constant *c, const struct xk_scope *t,
 			struct xk_constant *only, const char *who);
+/*
+ * The input of object j of build b (the baseline and its two fit builds)
+ * whose check build is the one at path, built with value: what an analysis
+ * checked at another value reads (the call-state form's check below the
+ * default, xk gen --verify); module holds its module's name.
+ */
+void gen_input_checked(const struct xk_kernel *k, const struct xk_constant *c,
+		       const struct xk_build_result *b, int j, long long value,
+		       const char *path, struct gen_input *in, char *module,
+		       size_t size);
 /* The points and replays of t's spans outside its bounds go. */
 void gen_drop_outside_bounds(struct xk_scope *t);
 

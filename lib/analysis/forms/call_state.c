@@ -185,24 +185,14 @@ static int retry_check_below(const struct form_table *ft, struct xk_scope *t)
 		goto out;
 	}
 	for (int i = 0; !err && i < below->nr_objects; i++) {
-		struct gen_input in = { .object = below->object[i], .def = c->def,
-					.min = c->min, .max = c->max, .kernel = k };
+		struct gen_input in;
 		char module[64];
-		int j = gen_object_index(b, in.object);
+		int j = gen_object_index(b, below->object[i]);
 
 		if (j < 0)
 			continue;
-		in.module = gen_module_name(b->module[j], module, sizeof(module));
-		in.ko = b->module[j];
-		xk_strlcpy(in.base_path, b->base[j], sizeof(in.base_path));
-		for (int v = 0; v < GEN_FIT_VARIANTS; v++) {
-			in.variant[v].value = b->value[v];
-			xk_strlcpy(in.variant[v].path, b->variant[j][v],
-				   sizeof(in.variant[v].path));
-		}
-		in.variant[GEN_FIT_VARIANTS].value = c->def - 1;
-		xk_strlcpy(in.variant[GEN_FIT_VARIANTS].path, below->variant[i][0],
-			   sizeof(in.variant[GEN_FIT_VARIANTS].path));
+		gen_input_checked(k, c, b, j, c->def - 1, below->variant[i][0],
+				  &in, module, sizeof(module));
 		err = ft->analyse_object(&in, &redo);
 	}
 	/* only the functions whose check was lost stay, and take the new
