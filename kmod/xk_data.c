@@ -84,6 +84,45 @@ static int resolve_bounds(char *error)
 	return 0;
 }
 
+/*
+ * The size a module's own ELF symbol table gives its symbol name at addr,
+ * or 0 when addr is no live module's, the symbol is not there, or the
+ * module list is not looked up yet (resolve_bounds: before any variable's
+ * candidate is checked). Linux 6.1's kallsyms sizes a module's symbol up
+ * to the next symbol or the end of the module's text, so a variable past
+ * the text gets a size that wraps; its st_size is exact. Walks the module
+ * list and the module's symbols as kallsyms does, preemption off. At load,
+ * under xk_lock (xk_symbol_is).
+ */
+unsigned long xk_module_symbol_size(unsigned long addr, const char *name)
+{
+	unsigned long size = 0;
+	struct module *mod;
+
+	if (!module_list)
+		return 0;
+	preempt_disable();
+	list_for_each_entry_rcu(mod, module_list, list) {
+		struct mod_kallsyms *ks;
+
+		if (!within_module(addr, mod))
+			continue;
+		ks = rcu_dereference_sched(mod->kallsyms);
+		for (unsigned int i = 0; ks && i < ks->num_symtab; i++) {
+			const Elf_Sym *es = &ks->symtab[i];
+
+			if (es->st_value == addr && es->st_size &&
+			    !strcmp(ks->strtab + es->st_name, name)) {
+				size = es->st_size;
+				break;
+			}
+		}
+		break;
+	}
+	preempt_enable();
+	return size;
+}
+
 static bool inside(unsigned long addr, u32 size, unsigned long from,
 		   unsigned long to)
 {

@@ -265,6 +265,9 @@ bool xk_symbol_is(unsigned long addr, const char *func, unsigned long off,
 		  u64 func_size, char *sym, char *name, unsigned long *size);
 
 /* xk_data.c: variables the constant initialises */
+/* The size a live module's ELF symbols give its symbol name at addr, or 0
+ * (Linux 6.1's kallsyms sizes a module's data wrongly); under xk_lock. */
+unsigned long xk_module_symbol_size(unsigned long addr, const char *name);
 /* At load, under xk_lock: resolves and checks a variable's field. */
 int xk_var_validate(struct xk_var *v, int idx, char *error);
 /* Whether a*n + b fits every variable of c; under xk_lock. */

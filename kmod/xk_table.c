@@ -431,19 +431,28 @@ static bool same_symbol(const char *func, const char *name, const char *printed)
 /*
  * Whether addr is func+off, func a symbol of the table's func_size bytes
  * (kallsyms' size runs to the next symbol: alignment padding included, up
- * to 63 bytes). sym (KSYM_SYMBOL_LEN) gets what sprint_symbol() printed,
+ * to 63 bytes; a module's symbol that kallsyms sizes wrongly is taken at
+ * its ELF size, xk_module_symbol_size). sym (KSYM_SYMBOL_LEN) gets what sprint_symbol() printed,
  * name (KSYM_NAME_LEN) the symbol's name, *size kallsyms' size. At load,
  * under xk_lock: function spans and variables (xk_data.c).
  */
 bool xk_symbol_is(unsigned long addr, const char *func, unsigned long off,
 		  u64 func_size, char *sym, char *name, unsigned long *size)
 {
-	unsigned long at;
+	unsigned long at, elf_size;
 
 	sprint_symbol(sym, addr);
-	return sscanf(sym, "%127[^+]+%lx/%lx", name, &at, size) == 3 &&
-	       same_symbol(func, name, sym) && at == off &&
-	       *size >= func_size && *size < func_size + 64;
+	if (sscanf(sym, "%127[^+]+%lx/%lx", name, &at, size) != 3 ||
+	    !same_symbol(func, name, sym) || at != off)
+		return false;
+	if (*size >= func_size && *size < func_size + 64)
+		return true;
+	/* a module's symbol kallsyms sized past its section (Linux 6.1) */
+	elf_size = xk_module_symbol_size(addr - off, name);
+	if (!elf_size || elf_size < func_size || elf_size >= func_size + 64)
+		return false;
+	*size = elf_size;
+	return true;
 }
 
 /*
