@@ -296,6 +296,7 @@ int xk_write_locations(struct xk_span *s, struct pt_regs *regs,
 
 /* xk_policy.c */
 int xk_policy_init(void);
+u32 xk_policy_features(void);
 void xk_policy_status(struct xk_const *c, struct xk_ioc_status *req);
 /* At load, once the spans are validated; under xk_lock. */
 int xk_policy_arm(struct xk_const *c, u64 *cookie, char *error);

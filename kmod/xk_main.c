@@ -433,7 +433,8 @@ static long xk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	switch (cmd) {
 	case XK_IOC_VERSION: {
-		struct xk_ioc_version v = { .abi_version = XK_ABI_VERSION };
+		struct xk_ioc_version v = { .abi_version = XK_ABI_VERSION,
+					    .features = xk_policy_features() };
 		struct xk_const *c;
 
 		if (mutex_lock_killable(&xk_lock))

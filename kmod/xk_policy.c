@@ -816,7 +816,19 @@ int xk_policy_init(void)
 	return register_btf_kfunc_id_set(BPF_PROG_TYPE_KPROBE, &xk_kfunc_set);
 }
 
+/* XK_IOC_VERSION, any time: policies can load. */
+u32 xk_policy_features(void)
+{
+	return XK_FEATURE_POLICIES;
+}
+
 #else	/* before 6.10: no policies */
+
+/* XK_IOC_VERSION, any time: no policy can load. */
+u32 xk_policy_features(void)
+{
+	return 0;
+}
 
 static int no_policies(char *error)
 {

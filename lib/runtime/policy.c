@@ -3,6 +3,8 @@
  * libxk: loading and unloading eBPF policies (Xk-tunes) with libbpf.
  *
  * A load, in order (any failure undoes what was done before it):
+ *   check_module()      the module runs policies on this kernel (Linux 6.10
+ *                       on), else refused naming the kernel
  *   open_object()       the policy's BPF object
  *   check_object()      what it holds, before anything reaches the kernel:
  *                       programs of kinds that only observe, no helper that
@@ -36,6 +38,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -545,6 +548,33 @@ static int check_object(struct policy_load *p)
 	return err;
 }
 
+/*
+ * Whether the module runs policies on this kernel (XK_IOC_VERSION's
+ * features): it needs the kfunc filter and the run-context marks of Linux
+ * 6.10. Asked first, so that an older kernel refuses by name rather than
+ * through libbpf's missing kfunc.
+ */
+static int check_module(struct policy_load *p)
+{
+	struct xk_ioc_version v = {};
+	struct utsname u;
+
+	if (ioctl(p->fd, XK_IOC_VERSION, &v))
+		return xk_err(-errno, "xkernel.ko does not answer XK_IOC_VERSION of "
+			      "ABI %d (%s): it is another build than xk's; unload "
+			      "every constant and rmmod it", XK_ABI_VERSION,
+			      strerror(errno));
+	if (v.features & XK_FEATURE_POLICIES)
+		return 0;
+	if (uname(&u))
+		xk_strlcpy(u.release, "unknown", sizeof(u.release));
+	return xk_err(-EOPNOTSUPP, "policy %s refused, nothing loaded: eBPF "
+		      "policies need Linux 6.10 or later (the kfunc filter and "
+		      "run-context marks that confine xk_choose to xkernel's own "
+		      "kprobe programs); this kernel is %s: load the constant "
+		      "without --policy and set its value", p->id, u.release);
+}
+
 static const struct btf_var_secinfo *find_var(struct policy_load *p, const char *name);
 
 /*
@@ -1050,7 +1080,8 @@ static int xk_policy_load_impl(int fd, const char *obj_path, const struct xk_sco
 	libbpf_log_len = 0;
 
 	t = xk_now();
-	err = open_object(&p);
+	err = check_module(&p);
+	err = err ?: open_object(&p);
 	err = err ?: check_object(&p);
 	err = err ?: check_abi(&p);
 	err = err ?: set_params(&p);

@@ -17,10 +17,19 @@ state() { $XK -j doctor | jq -r ".checks[] | select(.name == \"$1\") | .state + 
 mountpoint -q /sys/kernel/security || mount -t securityfs none /sys/kernel/security
 out=$($XK doctor) || fail "xk doctor found a stop on the stock kernel: $out"
 log "$out"
-for c in root cache build modules lockdown kprobes kallsyms policies; do
+for c in root cache build modules lockdown kprobes kallsyms; do
 	s=$(state $c)
 	[ "${s%% *}" = ok ] || fail "$c: $s"
 done
+# policies: ok from Linux 6.10 on; below, limited, naming the kernel
+ver=$(uname -r | cut -d. -f1-2)
+s=$(state policies)
+if [ "${ver%%.*}" -gt 6 ] || { [ "${ver%%.*}" -eq 6 ] && [ "${ver#*.}" -ge 10 ]; }; then
+	[ "${s%% *}" = ok ] || fail "policies: $s"
+else
+	[ "${s%% *}" = limited ] && [[ "$s" == *"Linux $ver: eBPF policies need 6.10"* ]] ||
+		fail "policies on Linux $ver: $s"
+fi
 state build | grep -q "the cached image's build (build id $($XK -j doctor | jq -r .build_id))" ||
 	fail "the running kernel is not the cached image's build: $(state build)"
 state kprobes | grep -q 'jump-optimized' || fail "kprobes: $(state kprobes)"

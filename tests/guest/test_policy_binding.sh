@@ -12,6 +12,7 @@
 #    own with its value, nothing refused;
 # 4. a sleepable program calling the kfunc: refused at load, saying why.
 . "$(dirname "$0")/lib.sh"
+policies_or_refused
 BPF=$XK_TOP/build/bpf
 PINS=/sys/fs/bpf/xkernel/blk_per_device
 FOREIGN=/sys/fs/bpf/xk-foreign

@@ -5,6 +5,7 @@
 # own device's value; unloading brings 32 back for both.
 . "$(dirname "$0")/lib.sh"
 POLICY=$XK_TOP/build/bpf/blk_per_device.bpf.o
+policies_or_refused
 PINS=/sys/fs/bpf/xkernel/blk_per_device
 trap cleanup_xk EXIT
 [ -f "$POLICY" ] || fail "no $POLICY (make policies)"

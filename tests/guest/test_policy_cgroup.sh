@@ -5,6 +5,7 @@
 # its plug ~8x as often.
 . "$(dirname "$0")/lib.sh"
 POLICY=$XK_TOP/build/bpf/blk_per_cgroup.bpf.o
+policies_or_refused
 CG=/sys/fs/cgroup/xk-batch
 cleanup() {
 	cleanup_xk

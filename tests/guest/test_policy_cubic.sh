@@ -10,6 +10,7 @@
 # counter's change is that flow's.
 . "$(dirname "$0")/lib.sh"
 POLICY=$XK_TOP/build/bpf/cubic_long_rtt.bpf.o
+policies_or_refused
 NS=xk-srv
 cleanup() {
 	cleanup_xk

@@ -15,6 +15,7 @@
 # choices come in one order.
 . "$(dirname "$0")/lib.sh"
 POLICY=$XK_TOP/build/bpf/alternate.bpf.o
+policies_or_refused
 trap 'echo 1 > /sys/kernel/debug/kprobes/enabled; echo 1 > $GOLDEN/release 2>/dev/null; cleanup_xk' EXIT
 [ -f "$POLICY" ] || fail "no $POLICY (make policies)"
 insmod "$GOLDEN_KO" || fail "insmod xk_golden"

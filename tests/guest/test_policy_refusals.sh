@@ -11,6 +11,7 @@
 # named, and no program of it stays. (Binding,
 # one call per hit, sleepable programs: test_policy_binding.sh.)
 . "$(dirname "$0")/lib.sh"
+policies_or_refused
 BPF=$XK_TOP/build/bpf
 trap cleanup_xk EXIT
 modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"

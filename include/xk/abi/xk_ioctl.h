@@ -16,7 +16,7 @@
 #include "xk_rules.h"
 
 #define XK_DEVICE "/dev/xkernel"
-#define XK_ABI_VERSION 13
+#define XK_ABI_VERSION 14
 
 /* limits: xk_rules.h */
 
@@ -176,10 +176,15 @@ struct xk_ioc_replay {
 	char error[XK_ERROR_MAX];	/* out */
 };
 
+/* what the module can do on the kernel it was built for */
+#define XK_FEATURE_POLICIES	(1U << 0)	/* eBPF policies (Linux 6.10 on) */
+
 struct xk_ioc_version {
 	__u32 abi_version;	/* out: XK_ABI_VERSION */
 	__u32 nr_constants;	/* out: constants loaded */
 	char module_version[32];/* out */
+	__u32 features;		/* out: XK_FEATURE_* */
+	__u32 reserved;
 };
 
 struct xk_ioc_load {
