@@ -576,11 +576,13 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 				d->expect[i]), -ESTALE;
 	}
 	/* an uncompared probed instruction (xk_rule_check_expect) must be a
-	 * site that boot-time patching rewrites */
-	if (!d->emulate && d->expect_mask[d->probe - d->start] != 0xff &&
-	    (!xk_rule_patched_site_byte(live[d->probe - d->start]) ||
-	     (d->expect_len - (d->probe - d->start) == XK_PATCHED_SHORT_SITE_LEN &&
-	      !xk_rule_patched_short_site(live + (d->probe - d->start)))))
+	 * site that boot-time patching rewrites; after a span probed on its
+	 * last instruction (post_len), the uncompared instruction it resumes
+	 * at is no probe's and runs as the kernel has it (a jump label's, an
+	 * alternative's: whatever the boot chose) */
+	if (!d->emulate && !d->post_len &&
+	    d->expect_mask[d->probe - d->start] != 0xff &&
+	    !xk_rule_patched_site_byte(live[d->probe - d->start]))
 		return xk_error(error, "span %d: %s+%#llx holds %02x: not a call, jump "
 				"or patched site as the table's uncompared bytes say",
 				idx, d->func, d->probe,

@@ -169,6 +169,85 @@ static int load_jump_labels(struct xk_obj *o)
 	return 0;
 }
 
+/*
+ * Alternatives' sites, from .altinstructions: the kernel replaces their
+ * bytes at boot (vmlinux) or load (a module) when the CPU has a feature,
+ * so the bytes are not known offline (Linux 6.1's TASK_SIZE_MAX is a movabs
+ * whose immediate changes with 5-level paging). An entry starts with the
+ * site and its replacement (two pc32 fields, each relocated) and ends with
+ * the site's and the replacement's lengths (a byte each); its size varies
+ * by kernel (12 bytes in 6.1, 14 in 6.12: the feature field grew), so it is
+ * found from the relocations: two per entry. Another layout is refused.
+ */
+static int load_alternatives(struct xk_obj *o)
+{
+	for (size_t i = 0; i < o->nr_secs; i++) {
+		struct xk_sec *s = &o->secs[i];
+		size_t nr, size, first = o->nr_alt_sites;
+		struct xk_alt_site *a;
+
+		if (strcmp(s->name, ".altinstructions") || !s->sh.sh_size)
+			continue;
+		nr = s->nr_relas / 2;
+		size = nr ? s->sh.sh_size / nr : 0;
+		if (!s->data || s->nr_relas % 2 || size < 10 ||
+		    size * nr != s->sh.sh_size)
+			return xk_err(-EINVAL, "%s: .altinstructions of %llu bytes "
+				      "with %zu relocations: not entries of two "
+				      "relocated fields", o->path,
+				      (unsigned long long)s->sh.sh_size, s->nr_relas);
+		a = realloc(o->alt_sites, (first + nr) * sizeof(*a));
+		if (!a)
+			return xk_err(-ENOMEM, "%s: out of memory", o->path);
+		o->alt_sites = a;
+		for (size_t r = 0; r < s->nr_relas; r++) {
+			const struct xk_rela *rel = &s->relas[r];
+
+			if ((rel->offset % size != 0 && rel->offset % size != 4) ||
+			    rel->type != R_X86_64_PC32)
+				return xk_err(-EINVAL, "%s: .altinstructions+0x%llx: "
+					      "relocation type %u in an entry of %zu "
+					      "bytes: another layout", o->path,
+					      (unsigned long long)rel->offset,
+					      rel->type, size);
+			if (rel->offset % size || !rel->sym || !rel->sym->sec)
+				continue;
+			a[o->nr_alt_sites++] = (struct xk_alt_site) {
+				.sec = rel->sym->sec->index,
+				.off = rel->sym->sym.st_value + rel->addend,
+				.len = s->data[rel->offset + size - 2],
+			};
+		}
+	}
+	return 0;
+}
+
+unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
+			       uint64_t off, uint64_t *site_off)
+{
+	uint64_t abs = f->sym.st_value + off;
+
+	for (size_t i = 0; o && i < o->nr_alt_sites; i++) {
+		const struct xk_alt_site *a = &o->alt_sites[i];
+
+		if (a->sec == f->sec->index && abs >= a->off && abs < a->off + a->len) {
+			if (site_off)
+				*site_off = a->off - f->sym.st_value;
+			return a->len;
+		}
+	}
+	return 0;
+}
+
+void xk_func_fixed_bytes(const struct xk_obj *o, const struct xk_sym *f,
+			 uint64_t start, uint32_t len, uint8_t *mask)
+{
+	for (uint32_t b = 0; b < len; b++)
+		mask[b] = xk_func_reloc_at(f, start + b, 1) ||
+			  xk_jump_label_at(o, f, start + b) ||
+			  xk_alternative_at(o, f, start + b, NULL) ? 0 : 0xff;
+}
+
 int64_t xk_rela_in_func(const struct xk_rela *r, const struct xk_sym *f)
 {
 	int64_t at;
@@ -253,7 +332,7 @@ int xk_obj_open(struct xk_obj *o, const char *path)
 		xk_obj_close(o);
 		return xk_err(err, "%s: malformed ELF object", path);
 	}
-	err = load_jump_labels(o);
+	err = load_jump_labels(o) ?: load_alternatives(o);
 	if (err)
 		xk_obj_close(o);
 	return err;
@@ -266,6 +345,7 @@ void xk_obj_close(struct xk_obj *o)
 	free(o->secs);
 	free(o->syms);
 	free(o->jump_labels);
+	free(o->alt_sites);
 	if (o->elf)
 		elf_end(o->elf);
 	if (o->fd >= 0)

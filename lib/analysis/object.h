@@ -61,6 +61,14 @@ struct xk_jump_label {
 	uint64_t target;
 };
 
+/* An alternative's site: bytes the kernel may replace at boot or module
+ * load, by the CPU's features (.altinstructions). */
+struct xk_alt_site {
+	size_t sec;		/* section index */
+	uint64_t off;		/* in the section */
+	unsigned int len;	/* the original instructions' length */
+};
+
 struct xk_obj {
 	char path[XK_PATH_MAX];
 	int fd;
@@ -71,6 +79,8 @@ struct xk_obj {
 	size_t nr_syms;
 	struct xk_jump_label *jump_labels;	/* from __jump_table */
 	size_t nr_jump_labels;
+	struct xk_alt_site *alt_sites;		/* from .altinstructions */
+	size_t nr_alt_sites;
 };
 
 int xk_obj_open(struct xk_obj *o, const char *path);
@@ -105,6 +115,15 @@ bool xk_func_has_extable(const struct xk_obj *o, const struct xk_sym *f);
 /* Whether a jump-label site covers byte off of function f (of object o). */
 bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
 		      uint64_t off);
+/* The length of the alternative site of function f (of object o) that
+ * covers byte off, 0 if none, and its first byte in *site_off. */
+unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
+			       uint64_t off, uint64_t *site_off);
+/* mask[0, len): 0 for each byte of f from start that the running kernel
+ * may hold otherwise (a relocated field, a jump-label or alternative site),
+ * 0xff for the others, which must match. */
+void xk_func_fixed_bytes(const struct xk_obj *o, const struct xk_sym *f,
+			 uint64_t start, uint32_t len, uint8_t *mask);
 /* The jump-label site at byte off of function f (its first byte), or NULL. */
 const struct xk_jump_label *xk_jump_label_site(const struct xk_sym *f,
 					       uint64_t off);

@@ -1102,7 +1102,8 @@ int span_compile_locations(struct func_ctx *c, struct span_work *w,
  * The probe point is the instruction after the span. When it is also a
  * branch target, a probe there would fire on paths that did not run the
  * span; when it is a jump-label site, kprobes refuses it (the kernel
- * patches those bytes). The rewrite probe then sits on the span's last
+ * patches those bytes); when it is an alternative's site, its bytes cannot
+ * be checked (the CPU's features chose them). The rewrite probe then sits on the span's last
  * instruction and rewrites after it (post_len: a kprobe post handler),
  * which needs that instruction to fall through (no branch, call or
  * return) and every path through it to have run the whole span (no branch
@@ -1118,7 +1119,8 @@ int span_place_post(struct func_ctx *c, const struct span_work *w,
 			    "in a branch", (unsigned long)c->base.insn[w->end + 1].off,
 			    c->base.insn[w->end + 1].unprobeable ?
 			    "a site kprobes refuses (a jump label, a BUG)" :
-			    "also a branch target");
+			    c->target[w->end + 1] ? "also a branch target" :
+			    "an alternative's site (its bytes the CPU's choice)");
 		return -ENOTSUP;
 	}
 	for (size_t i = w->start + 1; i <= w->end; i++) {
@@ -1154,8 +1156,11 @@ int span_place_probe(struct func_ctx *c, struct span_work *w,
 			    (unsigned long)c->base.insn[p].off);
 		return -ENOTSUP;
 	}
-	/* emulated: the probe is the span's start; resuming at a join is fine */
-	if (!w->emulate && (c->target[p] || c->base.insn[p].unprobeable) &&
+	/* emulated: the probe is the span's start; resuming at a join is fine.
+	 * An alternative's site at p: its bytes are the CPU's choice, so the
+	 * probe sits on the span's last instruction, which is compared */
+	if (!w->emulate && (c->target[p] || c->base.insn[p].unprobeable ||
+			    xk_alternative_at(c->obj, c->fb, c->base.insn[p].off, NULL)) &&
 	    span_place_post(c, w, sp))
 		return -ENOTSUP;
 	pi = &c->base.insn[p];
@@ -1166,13 +1171,22 @@ int span_place_probe(struct func_ctx *c, struct span_work *w,
 		span_refuse(sp, "the span is longer than %d bytes", XK_MAX_EXPECT);
 		return -ENOTSUP;
 	}
-	memcpy(sp->expect, xk_func_bytes(c->fb) + sp->start, sp->expect_len);
-	for (uint32_t b = 0; b < sp->expect_len; b++) {
-		bool masked = xk_func_reloc_at(c->fb, sp->start + b, 1) ||
-			      xk_jump_label_at(c->obj, c->fb, sp->start + b);
+	/* the instructions before the probe are the rewrite's model: none
+	 * may be one the kernel replaces by the CPU's features */
+	for (uint64_t b = sp->start; b < sp->probe; b++) {
+		uint64_t site;
+		unsigned int len = xk_alternative_at(c->obj, c->fb, b, &site);
 
-		sp->expect_mask[b] = masked ? 0 : 0xff;
+		if (len) {
+			span_refuse(sp, "an alternative's site at +0x%llx (%u bytes) "
+				    "lies before the probe point: the kernel may "
+				    "replace it at boot or load, by the CPU's features",
+				    (unsigned long long)site, len);
+			return -ENOTSUP;
+		}
 	}
+	memcpy(sp->expect, xk_func_bytes(c->fb) + sp->start, sp->expect_len);
+	xk_func_fixed_bytes(c->obj, c->fb, sp->start, sp->expect_len, sp->expect_mask);
 	/* a relocated call or jump may be rewritten whole at boot or load:
 	 * return thunks become ret, retpolines indirect calls, __fentry__ a
 	 * nop; only the other instructions are compared */

@@ -31,6 +31,13 @@ trace_unplugs() {
 	"$@"
 	echo 0 > $TRACE/events/block/block_unplug/enable
 }
+# traced_plugs DEV: DEV behind mq-deadline, through which a flush of the
+# plug is traced on every kernel (Linux 6.1 traces no unplug where it
+# issues straight to the driver)
+traced_plugs() {
+	modprobe mq-deadline 2>/dev/null
+	echo mq-deadline > /sys/block/$1/queue/scheduler || fail "no mq-deadline scheduler for $1"
+}
 traced_unplugs() { grep -c -- "${1:+-$1 .*}block_unplug" $TRACE/trace; }
 unplugs_of() { trace_unplugs "$@"; traced_unplugs; }
 # The scope table of a heap constant of one call (heap_in_one_call): sets

@@ -8,10 +8,7 @@ trap cleanup_xk EXIT
 modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
 trap 'cleanup_xk; rmmod null_blk' EXIT
 echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
-# through an I/O scheduler, a flush of the plug is traced on every kernel
-# (Linux 6.1 traces no unplug where it issues straight to the driver)
-modprobe mq-deadline 2>/dev/null
-echo mq-deadline > /sys/block/nullb0/queue/scheduler || fail "no mq-deadline scheduler"
+traced_plugs nullb0
 echo 16384 > $TRACE/buffer_size_kb
 read_nullb0() { dd if=/dev/nullb0 of=/dev/null bs=1M count=64 2>/dev/null; }
 unplugs() { unplugs_of read_nullb0; }

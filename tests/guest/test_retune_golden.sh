@@ -105,6 +105,13 @@ expect_field 5 alt "$(alt 5 20)"
 expect_field 25 alt "$(alt 25 20)"
 $XK unload G_ALT || fail "unload G_ALT"
 expect_field 5 alt "$(alt 5 12)"
+# golden_alti: (a + G_ALTI + 1) * x, the + 1 from the lea the kernel put
+# over the object's mov (an alternative's site, right after the span)
+expect_field 5 alti 35
+$XK set G_ALTI=20 || fail "set G_ALTI"
+expect_field 5 alti 105
+$XK unload G_ALTI || fail "unload G_ALTI"
+expect_field 5 alti 35
 # golden_fault: a user store to a page that is not there faults, and the
 # exception table resumes at efault: (a + G_FAULT) * x, retuned on that path
 expect_field 5 fault 45

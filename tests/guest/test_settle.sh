@@ -12,15 +12,30 @@ trap cleanup_xk EXIT
 modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
 trap 'cleanup_xk; echo "-:xk_owner" >> $TRACE/kprobe_events 2>/dev/null; rmmod null_blk' EXIT
 echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
+traced_plugs nullb0
 echo 16384 > $TRACE/buffer_size_kb
 read_nullb0() { dd if=/dev/nullb0 of=/dev/null bs=1M count=64 2>/dev/null; }
 unplugs() { unplugs_of read_nullb0; }
 kbytes() { python3 "$XK_TOP/tests/guest/kcore_bytes.py" "$@" || fail "kcore read"; }
-# the fields: blk_start_plug_nr_ios's mov $N,%edx (imm32), blk_add_rq_to_plug's
+# the fields, where the table's imm lines put them in this kernel:
+# blk_start_plug_nr_ios's mov $N,%edx (imm32), blk_add_rq_to_plug's
 # and $-N,%eax and add $2N,%eax (imm8 each)
+TBL=$($XK kernel info --field dir)/scopes/BLK_MAX_REQUEST_COUNT.scope
+[ -f "$TBL" ] || fail "no table $TBL"
+# imm_at FUNC N FIELD: FIELD (insn: the instruction's offset, imm: the
+# immediate's) of the Nth immediate of FUNC's span
+imm_at() {
+	awk -v f="$1" -v n="$2" -v w="$3" '$1 == "function" { fn = $2 }
+		$1 == "imm" && fn == f && $2 == n { print (w == "insn" ? $3 : $5) }' "$TBL"
+}
+MOV_INSN=$(imm_at blk_start_plug_nr_ios 0 insn)
+MOV=$(imm_at blk_start_plug_nr_ios 0 imm) AND=$(imm_at blk_add_rq_to_plug 0 imm)
+ADD=$(imm_at blk_add_rq_to_plug 1 imm)
+[ -n "$MOV_INSN" ] && [ -n "$MOV" ] && [ -n "$AND" ] && [ -n "$ADD" ] ||
+	fail "the table has not the three immediates: $(grep -E '^(function|imm) ' "$TBL")"
 fields() {
-	echo "$(kbytes blk_start_plug_nr_ios 0x21 4) $(kbytes blk_add_rq_to_plug 0x2a 1)" \
-	     "$(kbytes blk_add_rq_to_plug 0x2d 1)"
+	echo "$(kbytes blk_start_plug_nr_ios $MOV 4) $(kbytes blk_add_rq_to_plug $AND 1)" \
+	     "$(kbytes blk_add_rq_to_plug $ADD 1)"
 }
 hits() { $XK -j status | jq '[.[0].probes[].hits] | add'; }
 settled() { $XK -j status | jq -r '[.[0].probes[] | .settle] | join(",")'; }
@@ -65,7 +80,7 @@ n100=$(unplugs)
 # 4. another kprobe on the instruction: that span keeps its probe, bytes unchanged
 $XK settle --undo BLK_MAX_REQUEST_COUNT || fail "settle --undo failed"
 expect_eq "immediates after --undo" "$(fields)" "$compiled"
-echo 'p:xk_owner blk_start_plug_nr_ios+0x20' >> $TRACE/kprobe_events || fail "no kprobe event"
+echo "p:xk_owner blk_start_plug_nr_ios+$MOV_INSN" >> $TRACE/kprobe_events || fail "no kprobe event"
 echo 1 > $TRACE/events/kprobes/xk_owner/enable
 out=$($XK settle BLK_MAX_REQUEST_COUNT) || fail "settle with a foreign kprobe failed: $out"
 log "$out"
@@ -73,7 +88,7 @@ expect_eq "span states with a foreign kprobe" "$(settled)" \
 	"the value needs a longer immediate,another kprobe or patch holds the bytes"
 echo 0 > $TRACE/events/kprobes/xk_owner/enable
 echo '-:xk_owner' >> $TRACE/kprobe_events
-expect_eq "immediate under the foreign kprobe" "$(kbytes blk_start_plug_nr_ios 0x21 4)" 20000000
+expect_eq "immediate under the foreign kprobe" "$(kbytes blk_start_plug_nr_ios $MOV 4)" 20000000
 
 # 5. settled, then unloaded: compiled bytes back, no probe, module removable
 $XK set --settle BLK_MAX_REQUEST_COUNT=16 || fail "set --settle 16 again failed"

@@ -240,6 +240,38 @@ static int G_FAULT_spans(void)
 	xk_scope_free(&t);
 	return 0;
 }
+/* a value live into an alternative's site (X86_FEATURE_ALWAYS: the kernel
+ * puts the replacement there at load): the probe sits on the span's last
+ * instruction (post), and the site's bytes after it are not compared; the
+ * object's mov was compared before, and the module refused the live lea */
+static int G_ALTI_spans(void)
+{
+	struct xk_scope t;
+	const struct xk_scope_span *sp;
+	uint64_t site = 0;
+	unsigned int len = 0;
+	struct xk_obj o;
+	struct xk_sym *f;
+
+	CHECK(one_span("G_ALTI", "golden_alti", XK_SPAN_REGISTER, &t, &sp) == 0);
+	CHECK(sp->post_len == 3 && sp->probe - sp->start == 3);
+	CHECK(sp->expect_mask[0] == 0xff && sp->expect_mask[2] == 0xff);
+	for (uint32_t i = 3; i < sp->expect_len; i++)
+		CHECK(sp->expect_mask[i] == 0);
+	CHECK(xk_rule_check_expect(sp->expect_mask, sp->expect_len, sp->start,
+				   sp->probe, sp->post_len) == NULL);
+	/* without post, the rule refuses the uncompared probed instruction */
+	CHECK(xk_rule_check_expect(sp->expect_mask, sp->expect_len, sp->start,
+				   sp->probe, 0) != NULL);
+	/* the object's site: 4 bytes (mov %eax,%eax and the padding NOPs) */
+	CHECK(xk_obj_open(&o, "tests/fixtures/golden/xk_golden.o") == 0);
+	f = xk_obj_find_func(&o, "golden_alti", NULL);
+	CHECK(f && (len = xk_alternative_at(&o, f, sp->probe, &site)) == 4);
+	CHECK(site == sp->probe && !xk_alternative_at(&o, f, sp->start, NULL));
+	xk_obj_close(&o);
+	xk_scope_free(&t);
+	return 0;
+}
 /* a value live across a static branch (a jump-label NOP): the kernel
  * patches the site into a jump to the key's return when the key is
  * enabled, so the safe span follows that way too; the site was taken for
@@ -2043,7 +2075,7 @@ int main(int argc, char **argv)
 		T(G_ADDR_spans), T(G_INIT_spans), T(G_BUDGET_spans), T(G_SIZE_spans),
 		T(G_SYSCTL_spans), T(G_RESET_spans), T(G_ALT_spans), T(G_JL_spans), T(G_IDX_spans), T(G_RTAB_spans),
 		T(G_STK_spans), T(literal_line_follows_its_code),
-		T(G_FAULT_spans),
+		T(G_FAULT_spans), T(G_ALTI_spans),
 		T(division_is_per_value_by_shape),
 		T(remainder_changes_code_outside_its_spans),
 		T(tail_call_argument_is_written_whole),

@@ -234,8 +234,9 @@ static void print_span(const struct xk_build_result *b, int i,
 	printf(", probe +0x%llx (%s)\n", (unsigned long long)s->probe,
 	       s->optimizable ? "jump-optimizable" : "int3");
 	if (s->post_len)
-		printf("    the probe point is a branch target: rewritten after the "
-		       "span's last instruction, +0x%llx\n",
+		printf("    rewritten after the span's last instruction, +0x%llx (the "
+		       "probe point is a branch target, a site kprobes refuses, or "
+		       "an alternative's site)\n",
 		       (unsigned long long)(s->probe - s->post_len));
 	if (s->emulate == XK_EMULATE_REPLAY) {
 		printf("    replayed: probed at +0x%llx, what the build with the value "

@@ -140,23 +140,25 @@ static inline const char *xk_rule_check_offsets(__u64 func_size, __u64 start,
 /*
  * The expected bytes of a span (start .. the end of the probed instruction)
  * and their mask. Every byte is compared (0xff) or not at all (0x00); the
- * analysis leaves out only relocated bytes (a rel32, an absolute 64-bit
- * address, a relocated call or jump whole, a jump-label site whole), so:
- * no run of uncompared bytes is longer than XK_MAX_MASKED_RUN (two 5-byte
- * sites); the span's first byte is compared, and before the probe point at
- * least as many bytes are compared as not; the byte under the probe point
- * (the probed instruction's first) is compared, unless the probed
- * instruction is a relocated call or jump or a jump-label site (5 bytes,
- * all uncompared, which boot-time and run-time patching rewrite: return
- * thunks, retpolines, __fentry__, static keys), or a 2-byte jump-label
- * site after a span probed on its last instruction (post_len: kprobes
- * never probes the site itself); the module then requires the live byte
- * to be one of those sites' (XK_PATCHED_SITE_BYTE), the 2 bytes a short
- * jump or its NOP (xk_rule_patched_short_site).
+ * analysis leaves out only bytes the kernel may hold otherwise (a rel32,
+ * an absolute 64-bit address, a relocated call or jump whole, a jump-label
+ * site whole, an alternative's site), so: no run of uncompared bytes is
+ * longer than XK_MAX_MASKED_RUN (two 5-byte sites); the span's first byte
+ * is compared, and before the probe point at least as many bytes are
+ * compared as not. The byte under the probe point (the probed
+ * instruction's first) is compared, unless:
+ *  - the probed instruction is a relocated call or jump or a jump-label
+ *    site (5 bytes, all uncompared, which boot-time and run-time patching
+ *    rewrite: return thunks, retpolines, __fentry__, static keys); the
+ *    module then requires the live byte to be one of those sites'
+ *    (xk_rule_patched_site_byte);
+ *  - the span is probed on its last instruction (post_len): the
+ *    instruction it resumes at is no probe's and runs as the kernel has it,
+ *    so it may be uncompared whole, whatever its length (a jump label's, an
+ *    alternative's: the CPU's features chose its bytes at boot or load).
  * Call after xk_rule_check_offsets (probe - start < expect_len).
  */
 #define XK_PATCHED_SITE_LEN 5
-#define XK_PATCHED_SHORT_SITE_LEN 2
 
 static inline const char *xk_rule_check_expect(const __u8 *mask,
 					       __u32 expect_len, __u64 start,
@@ -186,8 +188,14 @@ static inline const char *xk_rule_check_expect(const __u8 *mask,
 		return "fewer bytes of the span are compared than not";
 	if (mask[p] == 0xff)
 		return 0;
-	if (expect_len - p != XK_PATCHED_SITE_LEN &&
-	    (expect_len - p != XK_PATCHED_SHORT_SITE_LEN || !post_len))
+	if (post_len) {
+		for (__u32 i = p; i < expect_len; i++)
+			if (mask[i])
+				return "the instruction after a span probed on its "
+				       "last is compared in part";
+		return 0;
+	}
+	if (expect_len - p != XK_PATCHED_SITE_LEN)
 		return "the byte under the probe point is not compared";
 	for (__u32 i = p; i < expect_len; i++)
 		if (mask[i])
@@ -203,13 +211,6 @@ static inline int xk_rule_patched_site_byte(__u8 b)
 {
 	return b == 0xe8 || b == 0xe9 || b == 0xc3 || b == 0x0f || b == 0xeb ||
 	       b == 0x66 || b == 0xff || b == 0x2e || b == 0x41;
-}
-
-/* A 2-byte jump-label site as the kernel leaves it: a short jump (eb xx)
- * or the 2-byte NOP objtool and the kernel write (66 90). */
-static inline int xk_rule_patched_short_site(const __u8 *b)
-{
-	return b[0] == 0xeb || (b[0] == 0x66 && b[1] == 0x90);
 }
 
 /*

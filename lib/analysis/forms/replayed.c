@@ -584,11 +584,21 @@ static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
 			 (unsigned long long)sp->start, XK_MAX_EXPECT);
 		return -ENOTSUP;
 	}
+	for (uint64_t k = sp->start; k < sp->probe; k++) {
+		uint64_t site;
+		unsigned int len = xk_alternative_at(obj, fb, k, &site);
+
+		if (len) {
+			snprintf(why, size, "an alternative's site at +0x%llx (%u "
+				 "bytes) lies in the region of +0x%llx: the kernel "
+				 "may replace it at boot or load, by the CPU's features",
+				 (unsigned long long)site, len,
+				 (unsigned long long)sp->start);
+			return -ENOTSUP;
+		}
+	}
 	memcpy(sp->expect, xk_func_bytes(fb) + sp->start, sp->expect_len);
-	for (uint32_t k = 0; k < sp->expect_len; k++)
-		sp->expect_mask[k] = xk_func_reloc_at(fb, sp->start + k, 1) ||
-				     xk_jump_label_at(obj, fb, sp->start + k) ?
-				     0 : 0xff;
+	xk_func_fixed_bytes(obj, fb, sp->start, sp->expect_len, sp->expect_mask);
 	if (pi->has_reloc && (pi->is_call || pi->is_branch || pi->is_ret))
 		memset(sp->expect_mask + (pi->off - sp->start), 0, pi->len);
 	sp->optimizable = false;
