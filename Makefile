@@ -147,6 +147,13 @@ check: all
 check-debian: all deb
 	tests/debian/run.sh
 
+# the guest tests every kernel must pass, on kernels other than the
+# default (KERNELS="RELEASE...", Debian 12's 6.1 cloud kernel unless
+# given), each fetched into a cache of its own: tests/kernels.sh
+.PHONY: check-kernels
+check-kernels: all
+	tests/kernels.sh
+
 # docs/man/xk*.1 from the help pages in the binary (tests/cli checks them)
 man: $(XK)
 	tools/xk/gen-man.sh $(XK) docs/man
