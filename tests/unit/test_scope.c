@@ -468,6 +468,35 @@ static int refuse_with(const char *key, const char *line, const char *msg)
 	return 0;
 }
 
+/*
+ * The instruction a span probed on its last (post_len) resumes at may be
+ * uncompared whole, whatever its length (an alternative's site); in part,
+ * or without post_len, it is refused.
+ */
+static int uncompared_resume_after_a_post_probe(void)
+{
+	struct xk_scope t;
+	struct xk_scope_span *s = calloc(1, sizeof(*s));
+	const char *why;
+	__u32 p;
+
+	CHECK(s);
+	sample(&t, s);
+	p = (__u32)(s->probe - s->start);
+	memset(s->expect_mask + p, 0, s->expect_len - p);
+	CHECK(xk_rule_check_expect(s->expect_mask, s->expect_len, s->start,
+				   s->probe, 2) == NULL);
+	CHECK(!strcmp(xk_rule_check_expect(s->expect_mask, s->expect_len, s->start,
+					   s->probe, 0),
+		      "the byte under the probe point is not compared"));
+	s->expect_mask[s->expect_len - 1] = 0xff;
+	why = xk_rule_check_expect(s->expect_mask, s->expect_len, s->start,
+				   s->probe, 2);
+	CHECK(why && strstr(why, "compared in part"));
+	free(s);
+	return 0;
+}
+
 static int malformed_tables_are_refused(void)
 {
 	CHECK(!refuse_with("xkernel-scope-table", "xkernel-scope-table 99", "version 99"));
@@ -748,7 +777,7 @@ UNIT_MAIN("scope",
 	  T(notes_round_trip), T(call_state_round_trip),
 	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),
-	  T(malformed_tables_are_refused),
+	  T(malformed_tables_are_refused), T(uncompared_resume_after_a_post_probe),
 	  T(missing_table_names_the_path),
 	  T(programs_validate),
 	  T(blk_program_computes_what_a_build_would),
