@@ -7,8 +7,10 @@
 #
 # Status: full (every span supported), partial (some), refused (none),
 # no spans (the tool found no code that changes with the constant), not
-# built (no object using it is built by this configuration), tool failure
-# (xk gen failed with another error; its message is the reason).
+# built (no object using it is built by this configuration), not in source
+# (the kernel's source lacks what the catalog names: an older release),
+# tool failure (xk gen failed with another error; its message is the
+# reason).
 #
 # Usage: bench/coverage.sh [--cold] [--csv FILE] [--catalog FILE] [CONSTANT...]
 #   --cold   remove the variant cache ($(xk kernel info --field dir)/xk-build)
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
 	--csv) csv=$2; shift ;;
 	--csv=*) csv=${1#--csv=} ;;
 	--catalog) catalog=(--catalog "$2"); shift ;;
-	-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "coverage.sh: unknown option $1" >&2; exit 2 ;;
 	*) consts+=("$1") ;;
 	esac
@@ -87,6 +89,10 @@ for c in "${consts[@]}"; do
 		reasons=$first
 		case $first in
 		*"among those its configuration builds"*) status="not built" ;;
+		# the catalog's entry names source another kernel lacks (an
+		# older release: a macro not defined yet, a literal's line)
+		*"has no #define "*|*"no #define of it"*|*"is not on "*|*"no line of "*)
+			status="not in source" ;;
 		*) status="tool failure" ;;
 		esac
 	fi
@@ -116,6 +122,7 @@ echo "partly supported: $(count partial)"
 echo "refused:          $(count refused)"
 echo "no spans:         $(count 'no spans')"
 echo "not built:        $(count 'not built')"
+echo "not in source:    $(count 'not in source')"
 echo "tool failures:    $(count 'tool failure')"
 echo "spans supported:  $tsup/$tspans"
 echo "seconds:          median $median, worst $worst"
