@@ -71,7 +71,7 @@ prepare_tables() {
 		return 1
 	fi
 	for c in G_LT G_LE G_FOLD G_TWICE G_STORE G_RMW G_INLINE G_HOLD G_VAR G_PT G_REC G_DUP \
-		 G_ADDR G_INIT G_BUDGET G_SIZE G_SYSCTL G_RESET G_ALT G_ALTI G_FAULT G_JL G_IDX G_HEAP G_RO G_ROA G_STKH \
+		 G_ADDR G_INIT G_BUDGET G_SIZE G_SYSCTL G_RESET G_ALT G_ALTI G_ALTX G_FAULT G_JL G_IDX G_HEAP G_RO G_ROA G_STKH \
 		 G_DERIV G_TAILW; do
 		build/xk -q gen --catalog tests/fixtures/golden/golden.conf "$c" \
 			>/dev/null || return 1

@@ -972,6 +972,16 @@ int df_slice_forward(const struct xk_func_code *code, uint64_t func_size,
 			err = -ENOTSUP;
 			goto out;
 		}
+		/* the object's instructions, the kernel's maybe not: an
+		 * alternative's site the slice cannot read for both */
+		if (in->alt_differs) {
+			span_refuse(sp, "+0x%lx %s: an alternative's site with derived "
+					"data live, and %s: the safe span cannot follow "
+					"what the kernel may run there",
+				    (unsigned long)in->off, in->text, in->alt_differs);
+			err = -ENOTSUP;
+			goto out;
+		}
 		/* jmp *%rax, or a relocated jmp neither a return nor a
 		 * static_cpu_has() site (one whose aux code is no feature test) */
 		if (in->is_branch && !in->is_cond && !in->is_ret &&

@@ -292,6 +292,141 @@ static void add_bug_sites(const struct xk_sym *f, struct xk_func_code *code)
 	}
 }
 
+/* What instructions do to data, as far as a slice cares: the GPRs (by
+ * XK_RAX..XK_R15) and the flags (bit 16) they read and write, memory they
+ * read or write, and whether they branch, call or return. */
+#define ALT_FLAGS (1u << 16)
+#define ALT_RSP (1u << XK_RSP)
+#define ALT_CALL_CLOBBERS ((1u << XK_RAX) | (1u << XK_RCX) | (1u << XK_RDX) | \
+			   (1u << XK_RSI) | (1u << XK_RDI) | (1u << XK_R8) | \
+			   (1u << XK_R9) | (1u << XK_R10) | (1u << XK_R11))
+struct data_effect {
+	uint32_t read, write;
+	bool mem_read, mem_write, call, flow;
+};
+
+static void add_effect(csh h, cs_insn *ci, struct data_effect *e)
+{
+	cs_regs rr, ww;
+	uint8_t nr = 0, nw = 0;
+
+	/* no data: NOPs, fences, and stac/clac (the AC flag alone, which no
+	 * code of the slice tests) */
+	if (ci->id == X86_INS_NOP || ci->id == X86_INS_LFENCE ||
+	    ci->id == X86_INS_MFENCE || ci->id == X86_INS_SFENCE ||
+	    ci->id == X86_INS_CLAC || ci->id == X86_INS_STAC)
+		return;
+	if (cs_insn_group(h, ci, CS_GRP_CALL))
+		e->call = true;
+	else if (cs_insn_group(h, ci, CS_GRP_JUMP) || cs_insn_group(h, ci, CS_GRP_RET) ||
+		 cs_insn_group(h, ci, CS_GRP_INT) || cs_insn_group(h, ci, CS_GRP_IRET))
+		e->flow = true;
+	if (cs_regs_access(h, ci, rr, &nr, ww, &nw)) {
+		e->flow = true;		/* not known: as a branch */
+		return;
+	}
+	for (int k = 0; k < nr + nw; k++) {
+		unsigned int reg = k < nr ? rr[k] : ww[k - nr];
+		uint32_t *set = k < nr ? &e->read : &e->write;
+		int width, g;
+		bool high8;
+
+		if (reg == X86_REG_EFLAGS)
+			*set |= ALT_FLAGS;
+		else if ((g = xk_gpr(reg, &width, &high8)) >= 0)
+			*set |= 1u << g;
+	}
+	for (int k = 0; ci->id != X86_INS_LEA && k < ci->detail->x86.op_count; k++) {
+		const cs_x86_op *op = &ci->detail->x86.operands[k];
+
+		if (op->type != X86_OP_MEM)
+			continue;
+		e->mem_read |= !!(op->access & CS_AC_READ);
+		e->mem_write |= !!(op->access & CS_AC_WRITE);
+	}
+}
+
+/*
+ * Alternatives' sites of f whose replacement moves data otherwise than the
+ * site's own instructions: the slice reads the object's instructions, the
+ * kernel may run the replacement (the CPU's features choose at boot or
+ * load). Same effect: no branch, call or return in either, the same
+ * registers and flags written, none read that the site does not read, the
+ * same kinds of memory access (Linux 6.1's TASK_SIZE_MAX: a movabs for
+ * another movabs). A static_cpu_has() site is a branch the slice follows
+ * both ways already (alt_site).
+ */
+static void add_alternatives(csh h, const struct xk_sym *f, struct xk_func_code *code)
+{
+	const struct xk_obj *o = f->sec->obj;
+
+	for (size_t i = 0; o && i < code->nr; i++) {
+		const struct xk_alt_site *a = xk_alternative_site(f, code->insn[i].off);
+		struct data_effect site = {}, repl = {};
+		const char *why = NULL;
+		size_t end = i, n;
+		cs_insn *ci;
+
+		if (!a || code->insn[i].alt_site)
+			continue;
+		while (end < code->nr && code->insn[end].off < code->insn[i].off + a->len)
+			end++;
+		n = cs_disasm(h, xk_func_bytes(f) + code->insn[i].off, a->len, 0, 0, &ci);
+		for (size_t k = 0; k < n; k++)
+			add_effect(h, &ci[k], &site);
+		if (n)
+			cs_free(ci, n);
+		if (a->repl_len && (a->repl_sec >= o->nr_secs ||
+				    !o->secs[a->repl_sec].data ||
+				    a->repl_off + a->repl_len > o->secs[a->repl_sec].sh.sh_size)) {
+			why = "its replacement is not in the object";
+		} else if (a->repl_len) {
+			const struct xk_sec *rs = &o->secs[a->repl_sec];
+
+			n = cs_disasm(h, rs->data + a->repl_off, a->repl_len, 0, 0, &ci);
+			for (size_t k = 0; k < n; k++)
+				add_effect(h, &ci[k], &repl);
+			if (n)
+				cs_free(ci, n);
+			if (!n)
+				why = "its replacement does not disassemble";
+			/* relocated: a call's target is the call's business;
+			 * anything else, an address the slice cannot read */
+			for (size_t r = 0; !why && !repl.call && r < rs->nr_relas; r++)
+				if (rs->relas[r].offset >= a->repl_off &&
+				    rs->relas[r].offset < a->repl_off + a->repl_len)
+					why = "its replacement is relocated (a jump or "
+					      "an address)";
+		}
+		if (!why && code->insn[i].is_call && !repl.flow) {
+			/* a call (a paravirt op) the kernel may replace with
+			 * another call or with native code: the slice took the
+			 * call for one that may clobber the caller-saved
+			 * registers; the replacement may do no more, and read
+			 * no register data could be derived in (a direct call,
+			 * sti, cli, pushf; pop %rax) */
+			if (repl.write & ~(ALT_CALL_CLOBBERS | ALT_RSP | ALT_FLAGS))
+				why = "its replacement of a call writes registers a "
+				      "call keeps";
+			else if (repl.read & ~(ALT_RSP | ALT_FLAGS))
+				why = "its replacement of a call reads registers "
+				      "(it may move derived data where the slice "
+				      "does not look)";
+		} else if (!why && (site.flow || repl.flow || site.call || repl.call))
+			why = "it or its replacement branches, calls or returns";
+		else if (!why && (repl.read & ~site.read))
+			why = "its replacement reads registers the site does not";
+		else if (!why && site.write != repl.write)
+			why = "its replacement writes other registers or flags";
+		else if (!why && (site.mem_read != repl.mem_read ||
+				  site.mem_write != repl.mem_write))
+			why = "its replacement accesses memory otherwise";
+		for (size_t k = i; why && k < end; k++)
+			code->insn[k].alt_differs = why;
+		i = end > i ? end - 1 : i;
+	}
+}
+
 int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 {
 	const uint8_t *bytes = xk_func_bytes(f);
@@ -321,6 +456,7 @@ int xk_disasm_func(const struct xk_sym *f, struct xk_func_code *code)
 		if (ci[i].detail)
 			fill_insn(h, &ci[i], base, f, &code->insn[code->nr++]);
 	cs_free(ci, n);
+	add_alternatives(h, f, code);
 	cs_close(&h);
 	add_jump_labels(f, code);
 	add_bug_sites(f, code);

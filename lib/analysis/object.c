@@ -200,8 +200,15 @@ static int load_alternatives(struct xk_obj *o)
 		if (!a)
 			return xk_err(-ENOMEM, "%s: out of memory", o->path);
 		o->alt_sites = a;
+		for (size_t e = 0; e < nr; e++)
+			a[first + e] = (struct xk_alt_site) {
+				.sec = SIZE_MAX, .repl_sec = SIZE_MAX,
+				.len = s->data[e * size + size - 2],
+				.repl_len = s->data[e * size + size - 1],
+			};
 		for (size_t r = 0; r < s->nr_relas; r++) {
 			const struct xk_rela *rel = &s->relas[r];
+			struct xk_alt_site *e = &a[first + rel->offset / size];
 
 			if ((rel->offset % size != 0 && rel->offset % size != 4) ||
 			    rel->type != R_X86_64_PC32)
@@ -210,14 +217,21 @@ static int load_alternatives(struct xk_obj *o)
 					      "bytes: another layout", o->path,
 					      (unsigned long long)rel->offset,
 					      rel->type, size);
-			if (rel->offset % size || !rel->sym || !rel->sym->sec)
+			if (!rel->sym || !rel->sym->sec)
 				continue;
-			a[o->nr_alt_sites++] = (struct xk_alt_site) {
-				.sec = rel->sym->sec->index,
-				.off = rel->sym->sym.st_value + rel->addend,
-				.len = s->data[rel->offset + size - 2],
-			};
+			if (rel->offset % size == 0) {
+				e->sec = rel->sym->sec->index;
+				e->off = rel->sym->sym.st_value + rel->addend;
+			} else {
+				e->repl_sec = rel->sym->sec->index;
+				e->repl_off = rel->sym->sym.st_value + rel->addend;
+			}
 		}
+		/* keep the entries whose site was found */
+		o->nr_alt_sites = first;
+		for (size_t e = 0; e < nr; e++)
+			if (a[first + e].sec != SIZE_MAX)
+				a[o->nr_alt_sites++] = a[first + e];
 	}
 	return 0;
 }
@@ -237,6 +251,17 @@ unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
 		}
 	}
 	return 0;
+}
+
+const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t off)
+{
+	const struct xk_obj *o = f->sec->obj;
+	uint64_t abs = f->sym.st_value + off;
+
+	for (size_t i = 0; o && i < o->nr_alt_sites; i++)
+		if (o->alt_sites[i].sec == f->sec->index && o->alt_sites[i].off == abs)
+			return &o->alt_sites[i];
+	return NULL;
 }
 
 void xk_func_fixed_bytes(const struct xk_obj *o, const struct xk_sym *f,

@@ -67,6 +67,9 @@ struct xk_alt_site {
 	size_t sec;		/* section index */
 	uint64_t off;		/* in the section */
 	unsigned int len;	/* the original instructions' length */
+	size_t repl_sec;	/* the replacement's section (SIZE_MAX: none) */
+	uint64_t repl_off;
+	unsigned int repl_len;
 };
 
 struct xk_obj {
@@ -119,6 +122,8 @@ bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
  * covers byte off, 0 if none, and its first byte in *site_off. */
 unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
 			       uint64_t off, uint64_t *site_off);
+/* The alternative's site of f that starts at byte off, or NULL. */
+const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t off);
 /* mask[0, len): 0 for each byte of f from start that the running kernel
  * may hold otherwise (a relocated field, a jump-label or alternative site),
  * 0xff for the others, which must match. */
@@ -155,6 +160,9 @@ struct xk_insn {
 	bool tail_call;		/* a relocated jmp to another function (not the
 				 * return thunk): it reads the argument registers */
 	bool jump_label;	/* a static branch: a jcc to its target */
+	const char *alt_differs;/* in an alternative's site whose replacement
+				 * moves data otherwise: why (NULL: no site,
+				 * or one of the same effect) */
 	bool unprobeable;	/* kprobes refuses it: a jump-label site, a
 				 * BUG/WARN site (__bug_table), a static
 				 * call (call __SCT__...) */

@@ -112,6 +112,14 @@ $XK set G_ALTI=20 || fail "set G_ALTI"
 expect_field 5 alti 105
 $XK unload G_ALTI || fail "unload G_ALTI"
 expect_field 5 alti 35
+# golden_altx: the kernel runs the alternative's replacement, which reads
+# x where the object reads v: (a + G_ALTX) * x, refused (the slice would
+# follow the object's instruction), the value unchanged
+expect_field 5 altx 25
+out=$($XK set G_ALTX=20 2>&1) && fail "G_ALTX set across an alternative the slice cannot read"
+echo "$out" | grep -q "an alternative's site with derived data live, and its replacement reads" ||
+	fail "G_ALTX refusal: $out"
+expect_field 5 altx 25
 # golden_fault: a user store to a page that is not there faults, and the
 # exception table resumes at efault: (a + G_FAULT) * x, retuned on that path
 expect_field 5 fault 45
