@@ -148,8 +148,9 @@ check-debian: all deb
 	tests/debian/run.sh
 
 # the guest tests every kernel must pass, on kernels other than the
-# default (KERNELS="RELEASE...", Debian 12's 6.1 cloud kernel unless
-# given), each fetched into a cache of its own: tests/kernels.sh
+# default (KERNELS="RELEASE...", Debian 12's 6.1 cloud kernel and 6.12's
+# generic flavour unless given), each fetched into a cache of its own:
+# tests/kernels.sh
 .PHONY: check-kernels
 check-kernels: all
 	tests/kernels.sh

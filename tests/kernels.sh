@@ -3,7 +3,7 @@
 #
 # make check-kernels [KERNELS="RELEASE..."]: the guest tests every kernel
 # must pass, on kernels other than the default one (by default Debian 12's
-# own 6.1 cloud kernel). Per release, on the host: the kernel fetched into
+# own 6.1 cloud kernel and the generic flavour of 6.12, which hosts run). Per release, on the host: the kernel fetched into
 # a cache of its own ($XK_CACHE-RELEASE, sharing the default cache's
 # downloaded packages, so that the default cache keeps one kernel and every
 # command's target stays what it was); this working tree copied to
@@ -16,7 +16,7 @@ set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 125
 top=$PWD
 base=${XK_CACHE:-$HOME/.cache/xkernel}
-kernels=${KERNELS:-6.1.0-57-cloud-amd64}
+kernels=${KERNELS:-6.1.0-57-cloud-amd64 6.12.118+deb12-amd64}
 # what every kernel must do: load, set in each transition mode, unload,
 # settle, refusals, a policy (or its refusal), the golden module's forms
 TESTS=(test_module_load test_kprobes test_doctor test_refusals
