@@ -331,10 +331,14 @@ static void add_effect(csh h, cs_insn *ci, struct data_effect *e)
 		int width, g;
 		bool high8;
 
-		if (reg == X86_REG_EFLAGS)
+		if (reg == X86_REG_EFLAGS) {
 			*set |= ALT_FLAGS;
-		else if ((g = xk_gpr(reg, &width, &high8)) >= 0)
+		} else if ((g = xk_gpr(reg, &width, &high8)) >= 0) {
 			*set |= 1u << g;
+			/* an 8- or 16-bit write keeps the rest: a read too */
+			if (k >= nr && width < 32)
+				e->read |= 1u << g;
+		}
 	}
 	for (int k = 0; ci->id != X86_INS_LEA && k < ci->detail->x86.op_count; k++) {
 		const cs_x86_op *op = &ci->detail->x86.operands[k];
@@ -347,80 +351,109 @@ static void add_effect(csh h, cs_insn *ci, struct data_effect *e)
 }
 
 /*
- * Alternatives' sites of f whose replacement moves data otherwise than the
+ * Why the replacement of entry a moves data otherwise than the site's own
+ * instructions (their effect: site), or NULL. The same effect: no branch,
+ * call or return in either, the same registers and flags written, none
+ * read that the site does not read, and no memory operand in either (the
+ * slice follows stack slots, which another address would move; Linux
+ * 6.1's TASK_SIZE_MAX is a movabs for another movabs). A call (a paravirt
+ * op) may become another call or native code that writes only what a
+ * call may clobber and reads no register, so no data the slice may hold
+ * derived (a direct call, sti, cli); it may read the flags, as the op's
+ * own function does (pushf; pop %rax for save_fl: its result is the
+ * call's, which the slice takes for no derived data either way).
+ */
+static const char *replacement_differs(csh h, const struct xk_obj *o,
+				       const struct xk_alt_site *a,
+				       const struct data_effect *site, bool site_call)
+{
+	struct data_effect repl = {};
+	const struct xk_sec *rs;
+	size_t n, size;
+	cs_insn *ci;
+
+	if (a->repl_len) {
+		if (a->repl_sec >= o->nr_secs || !o->secs[a->repl_sec].data)
+			return "its replacement is not in the object";
+		rs = &o->secs[a->repl_sec];
+		size = rs->sh.sh_size;
+		if (a->repl_off > size || a->repl_len > size - a->repl_off)
+			return "its replacement is not in the object";
+		n = cs_disasm(h, rs->data + a->repl_off, a->repl_len, 0, 0, &ci);
+		if (!n)
+			return "its replacement does not disassemble";
+		for (size_t k = 0; k < n; k++)
+			add_effect(h, &ci[k], &repl);
+		cs_free(ci, n);
+		/* relocated: a call's target is the call's business;
+		 * anything else, an address the slice cannot read */
+		for (size_t r = 0; !repl.call && r < rs->nr_relas; r++)
+			if (rs->relas[r].offset >= a->repl_off &&
+			    rs->relas[r].offset < a->repl_off + a->repl_len)
+				return "its replacement is relocated (a jump or an "
+				       "address)";
+	}
+	if (site_call && !repl.flow) {
+		if (repl.write & ~(ALT_CALL_CLOBBERS | ALT_RSP | ALT_FLAGS))
+			return "its replacement of a call writes registers a call "
+			       "keeps";
+		if ((repl.read & ~(ALT_RSP | ALT_FLAGS)) || repl.mem_read ||
+		    repl.mem_write)
+			return "its replacement of a call reads registers or memory "
+			       "(it may move derived data where the slice does not "
+			       "look)";
+		return NULL;
+	}
+	if (site->flow || repl.flow || site->call || repl.call)
+		return "it or its replacement branches, calls or returns";
+	if (repl.read & ~site->read)
+		return "its replacement reads registers the site does not";
+	if (site->write != repl.write)
+		return "its replacement writes other registers or flags";
+	if (site->mem_read || site->mem_write || repl.mem_read || repl.mem_write)
+		return "it or its replacement accesses memory";
+	return NULL;
+}
+
+/*
+ * Alternatives' sites of f whose replacements move data otherwise than the
  * site's own instructions: the slice reads the object's instructions, the
- * kernel may run the replacement (the CPU's features choose at boot or
- * load). Same effect: no branch, call or return in either, the same
- * registers and flags written, none read that the site does not read, the
- * same kinds of memory access (Linux 6.1's TASK_SIZE_MAX: a movabs for
- * another movabs). A static_cpu_has() site is a branch the slice follows
- * both ways already (alt_site).
+ * kernel may run any replacement (the CPU's features choose at boot or
+ * load). Every entry of a site is compared (ALTERNATIVE_2 has one per
+ * replacement), over the longest of their lengths. A static_cpu_has() site
+ * is a branch the slice follows both ways already (alt_site).
  */
 static void add_alternatives(csh h, const struct xk_sym *f, struct xk_func_code *code)
 {
 	const struct xk_obj *o = f->sec->obj;
 
 	for (size_t i = 0; o && i < code->nr; i++) {
-		const struct xk_alt_site *a = xk_alternative_site(f, code->insn[i].off);
-		struct data_effect site = {}, repl = {};
+		const struct xk_alt_site *a = xk_alternative_site(f, code->insn[i].off, NULL);
+		struct data_effect site = {};
 		const char *why = NULL;
+		unsigned int len = 0;
 		size_t end = i, n;
 		cs_insn *ci;
 
 		if (!a || code->insn[i].alt_site)
 			continue;
-		while (end < code->nr && code->insn[end].off < code->insn[i].off + a->len)
+		for (const struct xk_alt_site *e = a; e;
+		     e = xk_alternative_site(f, code->insn[i].off, e))
+			len = e->len > len ? e->len : len;
+		while (end < code->nr && code->insn[end].off < code->insn[i].off + len)
 			end++;
-		n = cs_disasm(h, xk_func_bytes(f) + code->insn[i].off, a->len, 0, 0, &ci);
-		for (size_t k = 0; k < n; k++)
-			add_effect(h, &ci[k], &site);
-		if (n)
-			cs_free(ci, n);
-		if (a->repl_len && (a->repl_sec >= o->nr_secs ||
-				    !o->secs[a->repl_sec].data ||
-				    a->repl_off + a->repl_len > o->secs[a->repl_sec].sh.sh_size)) {
-			why = "its replacement is not in the object";
-		} else if (a->repl_len) {
-			const struct xk_sec *rs = &o->secs[a->repl_sec];
-
-			n = cs_disasm(h, rs->data + a->repl_off, a->repl_len, 0, 0, &ci);
+		if (code->insn[i].off + len > f->sym.st_size) {
+			why = "it runs past the function";
+		} else if (len) {
+			n = cs_disasm(h, xk_func_bytes(f) + code->insn[i].off, len, 0, 0, &ci);
 			for (size_t k = 0; k < n; k++)
-				add_effect(h, &ci[k], &repl);
+				add_effect(h, &ci[k], &site);
 			if (n)
 				cs_free(ci, n);
-			if (!n)
-				why = "its replacement does not disassemble";
-			/* relocated: a call's target is the call's business;
-			 * anything else, an address the slice cannot read */
-			for (size_t r = 0; !why && !repl.call && r < rs->nr_relas; r++)
-				if (rs->relas[r].offset >= a->repl_off &&
-				    rs->relas[r].offset < a->repl_off + a->repl_len)
-					why = "its replacement is relocated (a jump or "
-					      "an address)";
 		}
-		if (!why && code->insn[i].is_call && !repl.flow) {
-			/* a call (a paravirt op) the kernel may replace with
-			 * another call or with native code: the slice took the
-			 * call for one that may clobber the caller-saved
-			 * registers; the replacement may do no more, and read
-			 * no register data could be derived in (a direct call,
-			 * sti, cli, pushf; pop %rax) */
-			if (repl.write & ~(ALT_CALL_CLOBBERS | ALT_RSP | ALT_FLAGS))
-				why = "its replacement of a call writes registers a "
-				      "call keeps";
-			else if (repl.read & ~(ALT_RSP | ALT_FLAGS))
-				why = "its replacement of a call reads registers "
-				      "(it may move derived data where the slice "
-				      "does not look)";
-		} else if (!why && (site.flow || repl.flow || site.call || repl.call))
-			why = "it or its replacement branches, calls or returns";
-		else if (!why && (repl.read & ~site.read))
-			why = "its replacement reads registers the site does not";
-		else if (!why && site.write != repl.write)
-			why = "its replacement writes other registers or flags";
-		else if (!why && (site.mem_read != repl.mem_read ||
-				  site.mem_write != repl.mem_write))
-			why = "its replacement accesses memory otherwise";
+		for (const struct xk_alt_site *e = a; e && !why;
+		     e = xk_alternative_site(f, code->insn[i].off, e))
+			why = replacement_differs(h, o, e, &site, code->insn[i].is_call);
 		for (size_t k = i; why && k < end; k++)
 			code->insn[k].alt_differs = why;
 		i = end > i ? end - 1 : i;

@@ -177,7 +177,9 @@ static int load_jump_labels(struct xk_obj *o)
  * site and its replacement (two pc32 fields, each relocated) and ends with
  * the site's and the replacement's lengths (a byte each); its size varies
  * by kernel (12 bytes in 6.1, 14 in 6.12: the feature field grew), so it is
- * found from the relocations: two per entry. Another layout is refused.
+ * found from the relocations: two per entry. Another layout (an older
+ * kernel's 13 bytes, with a padding length) is refused. A site may have
+ * several entries (ALTERNATIVE_2: one per replacement, nested in 6.12).
  */
 static int load_alternatives(struct xk_obj *o)
 {
@@ -190,11 +192,11 @@ static int load_alternatives(struct xk_obj *o)
 			continue;
 		nr = s->nr_relas / 2;
 		size = nr ? s->sh.sh_size / nr : 0;
-		if (!s->data || s->nr_relas % 2 || size < 10 ||
+		if (!s->data || s->nr_relas % 2 || (size != 12 && size != 14) ||
 		    size * nr != s->sh.sh_size)
 			return xk_err(-EINVAL, "%s: .altinstructions of %llu bytes "
-				      "with %zu relocations: not entries of two "
-				      "relocated fields", o->path,
+				      "with %zu relocations: not 12- or 14-byte "
+				      "entries of two relocated fields", o->path,
 				      (unsigned long long)s->sh.sh_size, s->nr_relas);
 		a = realloc(o->alt_sites, (first + nr) * sizeof(*a));
 		if (!a)
@@ -208,9 +210,10 @@ static int load_alternatives(struct xk_obj *o)
 			};
 		for (size_t r = 0; r < s->nr_relas; r++) {
 			const struct xk_rela *rel = &s->relas[r];
-			struct xk_alt_site *e = &a[first + rel->offset / size];
+			struct xk_alt_site *e;
 
-			if ((rel->offset % size != 0 && rel->offset % size != 4) ||
+			if (rel->offset / size >= nr ||
+			    (rel->offset % size != 0 && rel->offset % size != 4) ||
 			    rel->type != R_X86_64_PC32)
 				return xk_err(-EINVAL, "%s: .altinstructions+0x%llx: "
 					      "relocation type %u in an entry of %zu "
@@ -219,6 +222,7 @@ static int load_alternatives(struct xk_obj *o)
 					      rel->type, size);
 			if (!rel->sym || !rel->sym->sec)
 				continue;
+			e = &a[first + rel->offset / size];
 			if (rel->offset % size == 0) {
 				e->sec = rel->sym->sec->index;
 				e->off = rel->sym->sym.st_value + rel->addend;
@@ -253,12 +257,14 @@ unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
 	return 0;
 }
 
-const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t off)
+const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t off,
+					      const struct xk_alt_site *after)
 {
 	const struct xk_obj *o = f->sec->obj;
 	uint64_t abs = f->sym.st_value + off;
+	size_t i = after && o ? (size_t)(after - o->alt_sites) + 1 : 0;
 
-	for (size_t i = 0; o && i < o->nr_alt_sites; i++)
+	for (; o && i < o->nr_alt_sites; i++)
 		if (o->alt_sites[i].sec == f->sec->index && o->alt_sites[i].off == abs)
 			return &o->alt_sites[i];
 	return NULL;

@@ -122,8 +122,10 @@ bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
  * covers byte off, 0 if none, and its first byte in *site_off. */
 unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
 			       uint64_t off, uint64_t *site_off);
-/* The alternative's site of f that starts at byte off, or NULL. */
-const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t off);
+/* The entries of the alternatives' sites of f that start at byte off, one
+ * after another (after: the previous one, NULL for the first), or NULL. */
+const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t off,
+					      const struct xk_alt_site *after);
 /* mask[0, len): 0 for each byte of f from start that the running kernel
  * may hold otherwise (a relocated field, a jump-label or alternative site),
  * 0xff for the others, which must match. */

@@ -154,8 +154,9 @@ static inline const char *xk_rule_check_offsets(__u64 func_size, __u64 start,
  *    (xk_rule_patched_site_byte);
  *  - the span is probed on its last instruction (post_len): the
  *    instruction it resumes at is no probe's and runs as the kernel has it,
- *    so it may be uncompared whole, whatever its length (a jump label's, an
- *    alternative's: the CPU's features chose its bytes at boot or load).
+ *    so it may be uncompared whole (a jump label's, an alternative's: the
+ *    CPU's features chose its bytes at boot or load), within the limit on
+ *    runs of uncompared bytes above.
  * Call after xk_rule_check_offsets (probe - start < expect_len).
  */
 #define XK_PATCHED_SITE_LEN 5
