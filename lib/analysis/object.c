@@ -240,15 +240,15 @@ static int load_alternatives(struct xk_obj *o)
 	return 0;
 }
 
-unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
-			       uint64_t off, uint64_t *site_off)
+unsigned int xk_alternative_in(const struct xk_obj *o, const struct xk_sym *f,
+			       uint64_t start, uint64_t end, uint64_t *site_off)
 {
-	uint64_t abs = f->sym.st_value + off;
+	uint64_t lo = f->sym.st_value + start, hi = f->sym.st_value + end;
 
 	for (size_t i = 0; o && i < o->nr_alt_sites; i++) {
 		const struct xk_alt_site *a = &o->alt_sites[i];
 
-		if (a->sec == f->sec->index && abs >= a->off && abs < a->off + a->len) {
+		if (a->sec == f->sec->index && a->off < hi && lo < a->off + a->len) {
 			if (site_off)
 				*site_off = a->off - f->sym.st_value;
 			return a->len;
@@ -268,6 +268,12 @@ const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t o
 		if (o->alt_sites[i].sec == f->sec->index && o->alt_sites[i].off == abs)
 			return &o->alt_sites[i];
 	return NULL;
+}
+
+unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
+			       uint64_t off, uint64_t *site_off)
+{
+	return xk_alternative_in(o, f, off, off + 1, site_off);
 }
 
 void xk_func_fixed_bytes(const struct xk_obj *o, const struct xk_sym *f,

@@ -122,6 +122,9 @@ bool xk_jump_label_at(const struct xk_obj *o, const struct xk_sym *f,
  * covers byte off, 0 if none, and its first byte in *site_off. */
 unsigned int xk_alternative_at(const struct xk_obj *o, const struct xk_sym *f,
 			       uint64_t off, uint64_t *site_off);
+/* The same for the first site that overlaps bytes [start, end) of f. */
+unsigned int xk_alternative_in(const struct xk_obj *o, const struct xk_sym *f,
+			       uint64_t start, uint64_t end, uint64_t *site_off);
 /* The entries of the alternatives' sites of f that start at byte off, one
  * after another (after: the previous one, NULL for the first), or NULL. */
 const struct xk_alt_site *xk_alternative_site(const struct xk_sym *f, uint64_t off,

@@ -1141,7 +1141,8 @@ int span_place_probe(struct func_ctx *c, struct span_work *w,
 {
 	size_t p = w->end + 1, i;
 	const struct xk_insn *pi;
-	uint64_t win_end;
+	uint64_t win_end, site;
+	unsigned int alt_len;
 
 	if (p >= c->base.nr) {
 		span_refuse(sp, "the span ends the function");
@@ -1173,17 +1174,12 @@ int span_place_probe(struct func_ctx *c, struct span_work *w,
 	}
 	/* the instructions before the probe are the rewrite's model: none
 	 * may be one the kernel replaces by the CPU's features */
-	for (uint64_t b = sp->start; b < sp->probe; b++) {
-		uint64_t site;
-		unsigned int len = xk_alternative_at(c->obj, c->fb, b, &site);
-
-		if (len) {
-			span_refuse(sp, "an alternative's site at +0x%llx (%u bytes) "
-				    "lies before the probe point: the kernel may "
-				    "replace it at boot or load, by the CPU's features",
-				    (unsigned long long)site, len);
-			return -ENOTSUP;
-		}
+	if ((alt_len = xk_alternative_in(c->obj, c->fb, sp->start, sp->probe, &site))) {
+		span_refuse(sp, "an alternative's site at +0x%llx (%u bytes) lies "
+			    "before the probe point: the kernel may replace it at "
+			    "boot or load, by the CPU's features",
+			    (unsigned long long)site, alt_len);
+		return -ENOTSUP;
 	}
 	memcpy(sp->expect, xk_func_bytes(c->fb) + sp->start, sp->expect_len);
 	xk_func_fixed_bytes(c->obj, c->fb, sp->start, sp->expect_len, sp->expect_mask);

@@ -564,7 +564,9 @@ static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
 		       struct xk_scope_span *sp, char *why, size_t size)
 {
 	const struct xk_insn *pi = &B->insn[b1];
+	unsigned int alt_len;
 	int nr_exits = 0;
+	uint64_t site;
 
 	/* kprobes refuses a jump-label or BUG site: the module could not
 	 * check the resume point (insn_boundary) */
@@ -584,18 +586,12 @@ static int region_span(const struct xk_obj *obj, const struct xk_sym *fb,
 			 (unsigned long long)sp->start, XK_MAX_EXPECT);
 		return -ENOTSUP;
 	}
-	for (uint64_t k = sp->start; k < sp->probe; k++) {
-		uint64_t site;
-		unsigned int len = xk_alternative_at(obj, fb, k, &site);
-
-		if (len) {
-			snprintf(why, size, "an alternative's site at +0x%llx (%u "
-				 "bytes) lies in the region of +0x%llx: the kernel "
-				 "may replace it at boot or load, by the CPU's features",
-				 (unsigned long long)site, len,
-				 (unsigned long long)sp->start);
-			return -ENOTSUP;
-		}
+	if ((alt_len = xk_alternative_in(obj, fb, sp->start, sp->probe, &site))) {
+		snprintf(why, size, "an alternative's site at +0x%llx (%u bytes) lies "
+			 "in the region of +0x%llx: the kernel may replace it at "
+			 "boot or load, by the CPU's features",
+			 (unsigned long long)site, alt_len, (unsigned long long)sp->start);
+		return -ENOTSUP;
 	}
 	memcpy(sp->expect, xk_func_bytes(fb) + sp->start, sp->expect_len);
 	xk_func_fixed_bytes(obj, fb, sp->start, sp->expect_len, sp->expect_mask);
