@@ -159,8 +159,9 @@ check-kernels: all
 man: $(XK)
 	tools/xk/gen-man.sh $(XK) docs/man
 
+# RELEASE=R: another kernel (scripts/demo.sh)
 demo: all
-	scripts/demo.sh
+	RELEASE="$(RELEASE)" scripts/demo.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -3,13 +3,11 @@
 #
 # make check-kernels [KERNELS="RELEASE..."]: the guest tests every kernel
 # must pass, on kernels other than the default one (by default Debian 12's
-# own 6.1 cloud kernel and the generic flavour of 6.12, which hosts run). Per release, on the host: the kernel fetched into
-# a cache of its own ($XK_CACHE-RELEASE, sharing the default cache's
-# downloaded packages, so that the default cache keeps one kernel and every
-# command's target stays what it was); this working tree copied to
-# build/kernels/RELEASE and built there for that kernel (the module and the
-# golden module are built inside the tree); the tables the tests load made
-# with that copy; then one guest run of the tests below. On a kernel
+# own 6.1 cloud kernel and the generic flavour of 6.12, which hosts run).
+# Per release, on the host: scripts/kernel-tree.sh (the kernel fetched into
+# a cache of its own, this working tree copied to build/kernels/RELEASE and
+# built there for it, the tables the tests load made with that copy); then
+# one guest run of the tests below. On a kernel
 # without a feature (policies before 6.10) the tests check its named
 # refusal. TAP; the status is 0 when every test of every kernel passed.
 set -u -o pipefail
@@ -29,32 +27,13 @@ GOLDEN=(G_LT G_LE G_FOLD G_TWICE G_STORE G_RMW G_INLINE G_HOLD G_VAR G_PT G_DUP
 	G_IDX G_HEAP G_STKH G_TAILW)
 failed=0
 
-# prepare RELEASE WORK CACHE: the copy built for the kernel, its tables
-prepare() {
-	local r=$1 work=$2 cache=$3 c
-	mkdir -p "$cache" "$work"
-	[ -e "$cache/debs" ] || ln -s "$base/debs" "$cache/debs"
-	# the working tree as it is (tracked and new files), not build outputs
-	git ls-files -z --cached --others --exclude-standard |
-		tar -c --null -T - | tar -x -C "$work" || return 1
-	make -C "$work" -j2 build/xk >/dev/null || return 1
-	XK_CACHE=$cache "$work/build/xk" -q kernel fetch --release "$r" || return 1
-	XK_CACHE=$cache make -C "$work" -j2 >/dev/null || return 1
-	for c in "${REAL[@]}"; do
-		(cd "$work" && XK_CACHE=$cache build/xk -q gen "$c" >/dev/null) || return 1
-	done
-	for c in "${GOLDEN[@]}"; do
-		(cd "$work" && XK_CACHE=$cache build/xk -q gen \
-			--catalog tests/fixtures/golden/golden.conf "$c" >/dev/null) || return 1
-	done
-}
-
 for r in $kernels; do
 	work=$top/build/kernels/$r
 	cache=$base-$r
 	start=$(date +%s)
 	echo "# $r: fetched into $cache, this tree built in $work"
-	if ! prepare "$r" "$work" "$cache" 2>&1 | sed 's/^/#   /'; then
+	if ! scripts/kernel-tree.sh "$r" "${REAL[@]}" -- "${GOLDEN[@]}" 2>&1 |
+		sed 's/^/#   /'; then
 		echo "not ok - $r: fetch, build or tables"
 		failed=$((failed + 1))
 		continue
