@@ -68,6 +68,9 @@ XK      := $(BUILD)/xk
 # the target kernel's headers, from the cache (empty until xk kernel fetch,
 # or when the cache holds several kernels and none is chosen: xk kernel list)
 KHEADERS ?= $(shell $(XK) -q kernel info --field headers 2>/dev/null)
+# where builds for the target run: its toolchain root (a kernel of another
+# Debian release than this host's: xk help kernel exec), or here
+KEXEC   := $(XK) -q kernel exec --
 
 # eBPF policies (Xk-tunes): examples in bpf/, test fixtures in tests/
 BPF_OUT   := $(BUILD)/bpf
@@ -134,8 +137,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(KLP_ARCHIVES) tests/unit/unit.h
 kmod: $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \
 		echo "make kmod: no target kernel:" >&2; $(XK) kernel info >/dev/null; exit 1; fi
-	$(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod modules
-	$(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden modules
+	$(KEXEC) $(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod modules
+	$(KEXEC) $(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden modules
 
 check: all
 	tests/run.sh
@@ -164,9 +167,10 @@ demo: all
 	RELEASE="$(RELEASE)" scripts/demo.sh
 
 clean:
+	@if [ -n "$(KHEADERS)" ] && [ -x $(XK) ]; then \
+		$(KEXEC) $(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod clean; \
+		$(KEXEC) $(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden clean; fi
 	rm -rf $(BUILD)
-	@if [ -n "$(KHEADERS)" ]; then $(MAKE) -C $(KHEADERS) M=$(CURDIR)/kmod clean; \
-		$(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden clean; fi
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -77,6 +77,12 @@ struct xk_cmd {
 	const char *log_path;
 	char **capture;			/* xk_run: standard output (malloc'd) */
 	const char *const *env_add;	/* extra NAME=value strings */
+	/*
+	 * NULL or "": on this host. Else a Debian system root the command
+	 * runs in (chroot), the host's directories outside /usr, /etc, /var
+	 * and the like seen at the same paths (a kernel's toolchain)
+	 */
+	const char *root;
 	bool inherit_stdin;
 	int in_fd, out_fd, err_fd;
 };

@@ -57,6 +57,12 @@ struct xk_kernel {
 	char headers[XK_PATH_MAX];	/* for out-of-tree modules (Kbuild) */
 	char modules[XK_PATH_MAX];	/* dir/root/lib/modules/<release> */
 	char source[XK_PATH_MAX];	/* prepared source tree, "" if none */
+	/*
+	 * "": this host's compiler builds for the kernel. Else a Debian
+	 * system root of the kernel's suite (debootstrap, in the cache) that
+	 * holds its compiler and tools: builds run there (xk_cmd.root)
+	 */
+	char toolchain[XK_PATH_MAX];
 	bool source_prepared;
 	enum xk_target_why why;		/* why it is the target; NONE: it is not */
 };

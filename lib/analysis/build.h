@@ -18,6 +18,7 @@
 struct tree {
 	char src[XK_PATH_MAX];	/* file=, objects= and .cmd files are here */
 	char cwd[XK_PATH_MAX];	/* recorded commands run here */
+	char toolchain[XK_PATH_MAX];	/* where they run: the kernel's (xk_cmd.root) */
 	bool module;
 };
 

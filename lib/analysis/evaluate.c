@@ -325,7 +325,8 @@ static int compile_probes(const struct tree *t, const char *command,
 	{
 		const char *argv[] = { "/bin/sh", "-c", script, NULL };
 		struct xk_cmd cmd = { .argv = argv, .cwd = t->cwd,
-				      .log_path = path_log };
+				      .log_path = path_log,
+				      .root = t->toolchain };
 
 		st = xk_run(&cmd);
 	}

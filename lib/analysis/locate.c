@@ -17,6 +17,8 @@ int tree_of(const struct xk_kernel *k, const struct xk_constant *c,
 {
 	memset(t, 0, sizeof(*t));
 	t->module = c->module_dir[0];
+	if (xk_strlcpy(t->toolchain, k->toolchain, sizeof(t->toolchain)))
+		return -ENAMETOOLONG;
 	if (t->module)
 		return xk_strlcpy(t->src, c->module_dir, sizeof(t->src)) ?:
 		       xk_strlcpy(t->cwd, k->headers, sizeof(t->cwd));

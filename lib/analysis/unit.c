@@ -71,7 +71,8 @@ int recorded_command(const struct tree *t, const char *obj,
 static int shell(const struct tree *t, const char *script, const char *log)
 {
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
-	struct xk_cmd cmd = { .argv = argv, .cwd = t->cwd, .log_path = log };
+	struct xk_cmd cmd = { .argv = argv, .cwd = t->cwd, .log_path = log,
+			      .root = t->toolchain };
 
 	return xk_run_step("compile", &cmd);
 }
@@ -103,7 +104,8 @@ int object_unit(const struct tree *t, const char *obj, const char *ccvar,
 		char mvar[XK_PATH_MAX + 4];
 		const char *argv[] = { "make", "-s", "-C", t->cwd, ccvar,
 				       t->module ? mvar : obj, NULL };
-		struct xk_cmd mk = { .argv = argv, .log_path = log };
+		struct xk_cmd mk = { .argv = argv, .log_path = log,
+				     .root = t->toolchain };
 
 		xk_snprintf(mvar, sizeof(mvar), "M=%s", t->src);
 		if (progress)

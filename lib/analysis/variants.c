@@ -182,7 +182,8 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 		{
 			const char *argv[] = { "/bin/sh", "-c", script, NULL };
 			struct xk_cmd sh = { .argv = argv, .cwd = t->cwd,
-					     .log_path = log };
+					     .log_path = log,
+					     .root = t->toolchain };
 
 			err = xk_spawn(&sh, &j->pid);
 		}

@@ -55,18 +55,68 @@ static char **env_with(const char *const *add)
 	return env;
 }
 
+/*
+ * A command run in a Debian system root (cmd->root: a kernel's toolchain,
+ * made by debootstrap for a suite other than the host's): in a mount
+ * namespace of its own (unshare), the host's top-level directories bound
+ * over the root at the same paths except the system's own (/usr, /etc,
+ * /var, ...: the root's), then chroot and the same working directory. So
+ * every path of the host outside those reads the same inside, and the
+ * compiler, binutils and libraries are the root's. The mounts end with
+ * the namespace.
+ */
+static const char in_root_sh[] =
+	"root=$1; shift\n"
+	"for d in /*; do\n"
+	"  [ -d \"$d\" ] && [ ! -L \"$d\" ] || continue\n"
+	"  case $d in /usr|/bin|/sbin|/lib|/lib32|/lib64|/libx32|/etc|/var|"
+	"/boot|/lost+found) continue;; esac\n"
+	"  mkdir -p \"$root$d\" && mount --rbind \"$d\" \"$root$d\" || exit 126\n"
+	"done\n"
+	"exec chroot \"$root\" /bin/sh -c 'cd \"$0\" && exec \"$@\"' \"$(pwd)\" \"$@\"\n";
+
+static const char **argv_in_root(const struct xk_cmd *cmd)
+{
+	static const char *const head[] = { "unshare", "--mount",
+		"--propagation", "private", "--", "/bin/sh", "-c", in_root_sh,
+		"xk-in-root" };
+	size_t n = 0, h = ARRAY_SIZE(head);
+	const char **argv;
+
+	while (cmd->argv[n])
+		n++;
+	argv = calloc(h + 1 + n + 1, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	memcpy(argv, head, sizeof(head));
+	argv[h] = cmd->root;
+	memcpy(argv + h + 1, cmd->argv, n * sizeof(*argv));
+	return argv;
+}
+
 /* capture_fd: the write end of a pipe for standard output, or -1. */
 static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
+	const char **argv = (const char **)cmd->argv;
 	char **env = NULL;
 	int err;
 
-	if (cmd->env_add) {
-		env = env_with(cmd->env_add);
-		if (!env)
+	if (cmd->root && *cmd->root) {
+		argv = argv_in_root(cmd);
+		if (!argv)
 			return xk_err(-ENOMEM, "cannot run %s: out of memory",
 				      cmd->argv[0]);
+	}
+
+	if (cmd->env_add) {
+		env = env_with(cmd->env_add);
+		if (!env) {
+			if (argv != (const char **)cmd->argv)
+				free(argv);
+			return xk_err(-ENOMEM, "cannot run %s: out of memory",
+				      cmd->argv[0]);
+		}
 	}
 	posix_spawn_file_actions_init(&fa);
 	if (cmd->in_fd > 0)
@@ -89,10 +139,12 @@ static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
 						 O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (cmd->cwd)
 		posix_spawn_file_actions_addchdir_np(&fa, cmd->cwd);
-	err = posix_spawnp(pid, cmd->argv[0], &fa, NULL,
-			   (char *const *)cmd->argv, env ? env : environ);
+	err = posix_spawnp(pid, argv[0], &fa, NULL, (char *const *)argv,
+			   env ? env : environ);
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
+	if (argv != (const char **)cmd->argv)
+		free(argv);
 	if (err)
 		return xk_err(-err, "cannot run %s: %s", cmd->argv[0],
 			      strerror(err));

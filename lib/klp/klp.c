@@ -211,7 +211,8 @@ struct klp_pair {
 static int run_sh(const struct tree *t, const char *script, const char *log)
 {
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
-	struct xk_cmd cmd = { .argv = argv, .cwd = t->cwd, .log_path = log };
+	struct xk_cmd cmd = { .argv = argv, .cwd = t->cwd, .log_path = log,
+			      .root = t->toolchain };
 
 	return xk_run_step("compile", &cmd);
 }
@@ -1121,7 +1122,8 @@ static int kbuild(const struct xk_kernel *k, const char *dir, const char *log)
 	char mvar[XK_PATH_MAX + 4];
 	const char *argv[] = { "make", "-C", k->headers, mvar,
 			       "KBUILD_MODPOST_WARN=1", "modules", NULL };
-	struct xk_cmd cmd = { .argv = argv, .log_path = log };
+	struct xk_cmd cmd = { .argv = argv, .log_path = log,
+			      .root = k->toolchain };
 
 	xk_snprintf(mvar, sizeof(mvar), "M=%s", dir);
 	return xk_run_step("make (livepatch module)", &cmd);

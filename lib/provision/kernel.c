@@ -73,10 +73,11 @@ static int field_of(const char *text, const char *key, char *out, size_t size)
 	return -ENOENT;
 }
 
-static int apt_cache(const char *const *argv, char **out)
+/* An apt query's output, on this host or in a toolchain root (root). */
+static int apt_cache(const char *const *argv, char **out, const char *root)
 {
 	struct xk_cmd cmd = { .argv = argv, .capture = out,
-			      .log_path = "/dev/null" };
+			      .log_path = "/dev/null", .root = root };
 	int st = xk_run(&cmd);
 
 	if (st < 0)
@@ -96,7 +97,7 @@ static int candidate_version(const char *pkg, char *out, size_t size)
 	char *text = NULL;
 	int err;
 
-	err = apt_cache(argv, &text);
+	err = apt_cache(argv, &text, NULL);
 	if (!err)
 		err = field_of(text, "Candidate", out, size);
 	if (!err && !strcmp(out, "(none)"))
@@ -106,14 +107,15 @@ static int candidate_version(const char *pkg, char *out, size_t size)
 }
 
 /* The newest version of a package that apt knows, or -ENOENT. */
-static int show_version(const char *pkg, char *out, size_t size)
+static int show_version(const char *pkg, char *out, size_t size,
+			const char *root)
 {
 	const char *argv[] = { "apt-cache", "show", "--no-all-versions", pkg,
 			       NULL };
 	char *text = NULL;
 	int err;
 
-	err = apt_cache(argv, &text);
+	err = apt_cache(argv, &text, root);
 	if (!err)
 		err = field_of(text, "Version", out, size);
 	free(text);
@@ -148,7 +150,7 @@ static int resolve_default_release(char *release, size_t size)
 	err = xk_snprintf(pattern, sizeof(pattern),
 			  "^linux-image-%s\\+.*-%s-unsigned$", upstream,
 			  DEFAULT_FLAVOUR);
-	err = err ?: apt_cache(argv, &list);
+	err = err ?: apt_cache(argv, &list, NULL);
 	if (err)
 		return xk_err(-ENOENT, "no %s image of Linux %s is known to apt",
 			      DEFAULT_FLAVOUR, upstream);
@@ -160,7 +162,7 @@ static int resolve_default_release(char *release, size_t size)
 		if (n < sizeof(name)) {
 			memcpy(name, line, n);
 			name[n] = '\0';
-			if (!show_version(name, v, sizeof(v)) &&
+			if (!show_version(name, v, sizeof(v), NULL) &&
 			    !strcmp(v, version)) {
 				size_t pre = strlen("linux-image-");
 				size_t suf = strlen("-unsigned");
@@ -190,8 +192,12 @@ static int valid_release(const char *r)
 	return 1;
 }
 
-/* Names and versions of the packages that make up a target kernel. */
-static int resolve_packages(const char *release, struct kernel_pkgs *p)
+/*
+ * Names and versions of the packages that make up a target kernel, as the
+ * apt of this host or of the kernel's toolchain root (root) knows them.
+ */
+static int resolve_packages(const char *release, struct kernel_pkgs *p,
+			    const char *root)
 {
 	char name[192], version[128], mm[32];
 	const char *argv[] = { "apt-cache", "depends", "--no-recommends",
@@ -203,9 +209,9 @@ static int resolve_packages(const char *release, struct kernel_pkgs *p)
 	if (!valid_release(release))
 		return xk_err(-EINVAL, "'%s' is not a kernel release", release);
 	xk_snprintf(name, sizeof(name), "linux-image-%s-unsigned", release);
-	if (show_version(name, version, sizeof(version))) {
+	if (show_version(name, version, sizeof(version), root)) {
 		xk_snprintf(name, sizeof(name), "linux-image-%s", release);
-		if (show_version(name, version, sizeof(version)))
+		if (show_version(name, version, sizeof(version), root))
 			return xk_err(-ENOENT,
 				      "unknown kernel release '%s': Debian has "
 				      "no package linux-image-%s (check the "
@@ -217,7 +223,7 @@ static int resolve_packages(const char *release, struct kernel_pkgs *p)
 	/* the headers package and what it depends on (common, kbuild) */
 	xk_snprintf(name, sizeof(name), "linux-headers-%s", release);
 	err = err ?: set_deb(&p->headers[p->nr_headers++], name, version);
-	err = err ?: apt_cache(argv, &deps);
+	err = err ?: apt_cache(argv, &deps, root);
 	if (err)
 		return xk_err(err ?: -ENOENT, "apt knows no package %s", name);
 	for (char *line = deps; *line && !err;) {
@@ -266,8 +272,12 @@ static int find_deb(const char *debs, struct deb *d)
 	return err;
 }
 
-/* apt-get download, into the cache, only the packages not there yet. */
-static int download_debs(const char *cache, struct deb **debs, int n)
+/*
+ * apt-get download, into the cache, only the packages not there yet; in
+ * the kernel's toolchain root (root) when it has one.
+ */
+static int download_debs(const char *cache, struct deb **debs, int n,
+			 const char *root)
 {
 	char dir[XK_PATH_MAX], log[XK_PATH_MAX], spec[256], tail[1024];
 	int err;
@@ -280,7 +290,8 @@ static int download_debs(const char *cache, struct deb **debs, int n)
 	for (int i = 0; i < n; i++) {
 		const char *argv[] = { "apt-get", "download", "-q", "-o",
 				       "APT::Sandbox::User=root", spec, NULL };
-		struct xk_cmd cmd = { .argv = argv, .cwd = dir, .log_path = log };
+		struct xk_cmd cmd = { .argv = argv, .cwd = dir, .log_path = log,
+				      .root = root };
 
 		if (!find_deb(dir, debs[i]))
 			continue;
@@ -300,6 +311,166 @@ static int download_debs(const char *cache, struct deb **debs, int n)
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* a toolchain root: the kernel's own Debian suite                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A kernel of another Debian release than the host's (trixie's, built by
+ * gcc-14, on a bookworm host) is built by a compiler, binutils and kbuild
+ * tools this host cannot run. The kernel's suite, made by debootstrap in
+ * the cache ($XK_CACHE/toolchains/SUITE), holds them and its apt: the
+ * kernel's packages are resolved and downloaded there, and every build
+ * for the kernel runs there (xk_cmd.root), on the host's files.
+ */
+static const struct {
+	const char *tag, *suite;
+} debian_suites[] = {
+	{ "+deb11-", "bullseye" },
+	{ "+deb12-", "bookworm" },
+	{ "+deb13-", "trixie" },
+	{ "+deb14-", "forky" },
+};
+
+/* The suite a release names ("6.12.118+deb13-cloud-amd64": trixie), or "". */
+static const char *release_suite(const char *release)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(debian_suites); i++)
+		if (strstr(release, debian_suites[i].tag))
+			return debian_suites[i].suite;
+	return "";
+}
+
+/* This host's suite, VERSION_CODENAME of /etc/os-release, or "". */
+static void host_suite(char *out, size_t size)
+{
+	char *text = NULL, *p;
+
+	*out = '\0';
+	if (xk_read_file("/etc/os-release", &text, NULL))
+		return;
+	p = strstr(text, "VERSION_CODENAME=");
+	if (p) {
+		p += strlen("VERSION_CODENAME=");
+		xk_snprintf(out, size, "%.*s", (int)strcspn(p, "\n\""), p);
+	}
+	free(text);
+}
+
+/* What a kernel's build needs besides its compiler (kernel_cc adds it). */
+#define TOOLCHAIN_PKGS "make,bc,bison,flex,libelf-dev,libssl-dev,perl," \
+		       "python3-minimal,kmod,cpio,dwarves,xz-utils"
+
+/* Runs a step in a toolchain root, its output to log. */
+static int run_in_root(const char *what, const char *root, const char *log,
+		       const char *const *argv)
+{
+	struct xk_cmd cmd = { .argv = argv, .log_path = log, .root = root };
+
+	return xk_run_step(what, &cmd);
+}
+
+/*
+ * The toolchain root of suite in the cache, made when it is not there
+ * (about a minute and 600 MB): debootstrap's minimal system, the suite's
+ * updates and security archives in its apt. root gets its path.
+ */
+static int make_toolchain(const char *cache, const char *suite, char *root,
+			  size_t size)
+{
+	static const char *const system_dirs[] = { "/usr/", "/etc/", "/var/",
+		"/bin/", "/sbin/", "/lib", "/boot/" };
+	const char *mirror = getenv("XK_DEBIAN_MIRROR");
+	char ready[XK_PATH_MAX], log[XK_PATH_MAX], path[XK_PATH_MAX];
+	char list[1024], tool[XK_PATH_MAX];
+	int err;
+
+	if (!mirror || !*mirror)
+		mirror = "http://deb.debian.org/debian";
+	err = xk_snprintf(root, size, "%s/toolchains/%s", cache, suite) ?:
+	      xk_snprintf(ready, sizeof(ready), "%s/.xk-ready", root) ?:
+	      xk_snprintf(log, sizeof(log), "%s/toolchains/%s.log", cache, suite);
+	if (err)
+		return xk_err(err, "cache path too long: %s", cache);
+	if (xk_exists(ready))
+		return 0;
+	/* its commands see the host's files outside the system's directories */
+	for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++)
+		if (!strncmp(cache, system_dirs[i], strlen(system_dirs[i])))
+			return xk_err(-EINVAL, "the cache %s lies in a system "
+					       "directory (%s), which %s's "
+					       "toolchain root would hide: set "
+					       "XK_CACHE elsewhere", cache,
+				      system_dirs[i], suite);
+	if (geteuid())
+		return xk_err(-EPERM, "a kernel of Debian %s needs its "
+				      "toolchain root, which only root can "
+				      "make and use (chroot)", suite);
+	if (xk_which("debootstrap", tool, sizeof(tool)) ||
+	    xk_which("unshare", tool, sizeof(tool)))
+		return xk_err(-ENOENT, "a kernel of Debian %s is built by %s's "
+				       "own compiler, in a system root this "
+				       "host makes with debootstrap and enters "
+				       "with unshare: apt-get install "
+				       "debootstrap util-linux", suite, suite);
+	xk_rm_rf(root);
+	err = xk_mkdir_p(root);
+	if (err)
+		return xk_err(err, "cannot create %s", root);
+	unlink(log);
+	pr_info("making Debian %s's toolchain root for the kernel's compiler "
+		"(debootstrap, about a minute)\n", suite);
+	{
+		const char *argv[] = { "debootstrap", "--variant=minbase",
+				       "--include=" TOOLCHAIN_PKGS, suite, root,
+				       mirror, NULL };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+
+		err = xk_run_step("debootstrap", &cmd);
+	}
+	err = err ?: xk_snprintf(list, sizeof(list),
+				 "deb %s %s main\ndeb %s %s-updates main\n"
+				 "deb http://deb.debian.org/debian-security "
+				 "%s-security main\n", mirror, suite, mirror,
+				 suite, suite) ?:
+	      xk_snprintf(path, sizeof(path), "%s/etc/apt/sources.list", root) ?:
+	      xk_write_file(path, list, strlen(list), 0644);
+	if (!err && xk_exists("/etc/resolv.conf")) {
+		err = xk_snprintf(path, sizeof(path), "%s/etc/resolv.conf", root);
+		if (!err) {
+			unlink(path);
+			err = xk_copy_file("/etc/resolv.conf", path, 0644);
+		}
+	}
+	if (!err) {
+		const char *argv[] = { "apt-get", "update", "-q", "-o",
+				       "APT::Sandbox::User=root", NULL };
+
+		err = run_in_root("apt-get update (toolchain root)", root, log,
+				  argv);
+	}
+	err = err ?: xk_write_file(ready, "", 0, 0644);
+	return err;
+}
+
+/*
+ * The toolchain root a release needs: "" when its suite is this host's (or
+ * it names none: Debian 12's 6.1 and the like build here), else its suite's
+ * root, made when missing.
+ */
+static int kernel_toolchain(const char *cache, const char *release,
+			    char *root, size_t size)
+{
+	const char *suite = release_suite(release);
+	char host[64];
+
+	*root = '\0';
+	host_suite(host, sizeof(host));
+	if (!*suite || !strcmp(suite, host))
+		return 0;
+	return make_toolchain(cache, suite, root, size);
 }
 
 static int stamp_path(const struct xk_kernel *k, const char *step, char *out,
@@ -384,6 +555,26 @@ static int relocate_headers(struct xk_kernel *k)
 		   : 0;
 }
 
+/*
+ * Packages of a merged-/usr release (trixie on) put the modules in
+ * /usr/lib/modules; /lib is then a link to usr/lib, as on such a system,
+ * so the modules' path (k->modules) is the same for every release.
+ */
+static int merge_usr(const struct xk_kernel *k)
+{
+	char lib[XK_PATH_MAX], usr_lib[XK_PATH_MAX];
+	int err;
+
+	err = xk_snprintf(lib, sizeof(lib), "%s/lib", k->root) ?:
+	      xk_snprintf(usr_lib, sizeof(usr_lib), "%s/usr/lib/modules",
+			  k->root);
+	if (err || xk_exists(lib) || !xk_exists(usr_lib))
+		return err;
+	if (symlink("usr/lib", lib))
+		return xk_err(-errno, "cannot link %s to usr/lib", lib);
+	return 0;
+}
+
 static int unpack_debs(struct xk_kernel *k, struct kernel_pkgs *p)
 {
 	char log[XK_PATH_MAX];
@@ -402,7 +593,7 @@ static int unpack_debs(struct xk_kernel *k, struct kernel_pkgs *p)
 		pr_info("unpacking %s\n", d->name);
 		err = xk_run_step("dpkg-deb -x", &cmd);
 	}
-	err = err ?: relocate_headers(k);
+	err = err ?: merge_usr(k) ?: relocate_headers(k);
 	if (!err) {
 		const char *argv[] = { "depmod", "-b", k->root, k->release,
 				       NULL };
@@ -431,6 +622,37 @@ static int kernel_cc(const struct xk_kernel *k, char *cc, size_t size)
 	p += strlen("CONFIG_CC_VERSION_TEXT=\"");
 	err = xk_snprintf(cc, size, "%.*s", (int)strcspn(p, " \""), p);
 	free(cfg);
+	if (!err && *k->toolchain) {
+		/* the root gets the compiler: x86_64-linux-gnu-gcc-14 is gcc-14's;
+		 * a root without gcc (the host tools') gets it too */
+		char path[XK_PATH_MAX], pkg[64], log[XK_PATH_MAX];
+		const char *dash = strstr(cc, "gcc-");
+		/* and gcc: the host tools' compiler (HOSTCC) */
+		const char *argv[] = { "apt-get", "install", "-y", "-q",
+				       "--no-install-recommends", "-o",
+				       "APT::Sandbox::User=root", pkg, "gcc",
+				       NULL };
+
+		char host_cc[XK_PATH_MAX];
+
+		err = xk_snprintf(path, sizeof(path), "%s/usr/bin/%s",
+				  k->toolchain, cc) ?:
+		      xk_snprintf(host_cc, sizeof(host_cc), "%s/usr/bin/gcc",
+				  k->toolchain) ?:
+		      xk_snprintf(log, sizeof(log), "%s.log", k->toolchain);
+		if (!err && (!xk_exists(path) || !xk_exists(host_cc))) {
+			if (!dash)
+				return xk_err(-ENOENT, "the kernel was built "
+						       "with %s, which xkernel "
+						       "cannot install", cc);
+			err = xk_snprintf(pkg, sizeof(pkg), "%s", dash);
+			pr_info("installing %s in the toolchain root\n", pkg);
+			err = err ?: run_in_root("apt-get install (the kernel's "
+						 "compiler)", k->toolchain, log,
+						 argv);
+		}
+		return err;
+	}
 	if (!err) {
 		char path[XK_PATH_MAX];
 
@@ -628,7 +850,8 @@ static int prepare_source(struct xk_kernel *k)
 	if (!err) {
 		const char *argv[] = { "make", "-s", "-C", k->source, ccvar,
 				       "olddefconfig", NULL };
-		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log,
+				      .root = k->toolchain };
 
 		pr_info("configuring the source tree (%s)\n", cc);
 		err = xk_run_step("make olddefconfig", &cmd);
@@ -654,7 +877,8 @@ static int prepare_source(struct xk_kernel *k)
 	if (!err) {
 		const char *argv[] = { "make", "-s", "-C", k->source, ccvar,
 				       jobs, "prepare", NULL };
-		struct xk_cmd cmd = { .argv = argv, .log_path = log };
+		struct xk_cmd cmd = { .argv = argv, .log_path = log,
+				      .root = k->toolchain };
 
 		pr_info("preparing the source tree for single-object builds\n");
 		err = xk_run_step("make prepare", &cmd);
@@ -786,8 +1010,9 @@ static int write_info(const struct xk_kernel *k)
 	char path[XK_PATH_MAX], buf[1024];
 	int err;
 
-	err = xk_snprintf(buf, sizeof(buf), "release=%s\nversion=%s\n",
-			  k->release, k->version) ?:
+	err = xk_snprintf(buf, sizeof(buf),
+			  "release=%s\nversion=%s\ntoolchain=%s\n",
+			  k->release, k->version, k->toolchain) ?:
 	      xk_snprintf(path, sizeof(path), "%s/kernel.info", k->dir) ?:
 	      xk_write_file(path, buf, strlen(buf), 0644);
 	return err ? xk_err(err, "cannot write %s/kernel.info", k->dir) : 0;
@@ -820,6 +1045,9 @@ static int read_info(struct xk_kernel *k)
 	if (err)
 		return -ENOENT;
 	err = kv_get(text, "version", k->version, sizeof(k->version));
+	/* none before toolchain roots: the host's */
+	if (kv_get(text, "toolchain", k->toolchain, sizeof(k->toolchain)))
+		k->toolchain[0] = '\0';
 	free(text);
 	k->source_prepared = stamped(k, "prepare");
 	if (!k->source_prepared)
@@ -1196,7 +1424,7 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 	const char *release = OPTS_GET(opts, release, NULL);
 	bool with_source = OPTS_GET(opts, with_source, false);
 	struct kernel_pkgs p;
-	char resolved[128];
+	char resolved[128], toolchain[XK_PATH_MAX];
 	struct deb *debs[8];
 	int n = 0, err;
 
@@ -1213,8 +1441,10 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 			return err;
 		release = resolved;
 	}
-	err = resolve_packages(release, &p) ?:
+	err = kernel_toolchain(cache, release, toolchain, sizeof(toolchain)) ?:
+	      resolve_packages(release, &p, toolchain) ?:
 	      fill_paths(k, cache, release) ?:
+	      xk_strlcpy(k->toolchain, toolchain, sizeof(k->toolchain)) ?:
 	      xk_strlcpy(k->version, p.image.version, sizeof(k->version)) ?:
 	      xk_mkdir_p(k->dir);
 	if (err)
@@ -1226,7 +1456,7 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 	if (with_source)
 		debs[n++] = &p.source;
 
-	err = download_debs(cache, debs, n) ?:
+	err = download_debs(cache, debs, n, k->toolchain) ?:
 	      unpack_debs(k, &p);
 	if (!err && with_source)
 		err = unpack_source(k, &p) ?: prepare_source(k);

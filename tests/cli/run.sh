@@ -10,7 +10,7 @@ XK=build/xk
 help_pages() {
 	local topic
 	for topic in "" kernel "kernel fetch" "kernel info" "kernel list" \
-		"kernel use" vm "vm run" "vm shell" build gen load set unload status \
+		"kernel use" "kernel exec" vm "vm run" "vm shell" build gen load set unload status \
 		apply tune doctor help version; do
 		# shellcheck disable=SC2086
 		out=$($XK help $topic) || die "no help page for '$topic'"
@@ -86,6 +86,38 @@ chosen"
 	return $st
 }
 
+# xk kernel exec: the command's status; in a kernel's toolchain root (a
+# system root of busybox here), the root's /etc, the host's files outside
+# the system's directories at their paths, the same working directory
+kernel_exec() {
+	local cache r=6.12.118+deb13-cloud-amd64 root d xk=$PWD/$XK
+	out=$($XK kernel exec 2>&1)
+	expect_eq "no command: status" $? 2
+	$XK kernel exec -- sh -c 'exit 7' >/dev/null 2>&1
+	expect_eq "the command's status" $? 7
+	cache=$(mktemp -d)
+	d=$(mktemp -d)
+	root=$cache/toolchains/trixie
+	mkdir -p "$root/bin" "$root/etc" "$cache/kernels/$r"
+	cp "$(command -v busybox)" "$root/bin/busybox"
+	for c in sh cat pwd; do ln -s busybox "$root/bin/$c"; done
+	echo trixie > "$root/etc/debian_version"
+	echo host-file > "$d/f"
+	printf 'release=%s\nversion=1\ntoolchain=%s\n' $r "$root" > "$cache/kernels/$r/kernel.info"
+	touch "$cache/kernels/$r/.stamp-unpack"
+	expect_eq "kernel info --field toolchain" \
+		"$(XK_CACHE=$cache $XK kernel info --release $r --field toolchain)" "$root"
+	out=$(cd "$d" && XK_CACHE=$cache $xk kernel exec --release $r -- \
+		sh -c 'cat /etc/debian_version; pwd; cat f; exit 3' 2>&1)
+	local st=$?
+	rm -rf "$cache" "$d"
+	expect_eq "in the root: status" $st 3
+	expect_eq "in the root: its /etc, the host's files, the same directory" \
+		"$out" "trixie
+$d
+host-file"
+}
+
 json_error() {
 	out=$($XK -j kernel fetch --release 'x y' 2>/dev/null)
 	printf '%s' "$out" | jq -er .error >/dev/null || die "no JSON error: $out"
@@ -102,7 +134,7 @@ bad_option_value() {
 command_help() {
 	local topic want
 	for topic in kernel "kernel fetch" "kernel info" "kernel list" \
-		"kernel use" vm "vm run" "vm shell" build gen load set unload status \
+		"kernel use" "kernel exec" vm "vm run" "vm shell" build gen load set unload status \
 		apply tune doctor help version; do
 		# shellcheck disable=SC2086
 		want=$($XK help $topic) || die "no help page for '$topic'"
@@ -143,7 +175,7 @@ completion() {
 		echo "${COMPREPLY[*]}"
 	}
 	expect_eq "xk k" "$(comp k)" kernel
-	expect_eq "xk kernel" "$(comp kernel "")" "fetch info list use"
+	expect_eq "xk kernel" "$(comp kernel "")" "exec fetch info list use"
 	expect_eq "xk -j vm r" "$(comp -j vm r)" run
 	expect_eq "xk set X=1 --mo" "$(comp set X=1 --mo)" --mode
 	expect_eq "xk set --mode" "$(comp set --mode "")" "immediate global per-task"
@@ -302,6 +334,7 @@ t "malformed release is refused" malformed_release
 t "no network to the mirror is reported" no_network
 t "kernel info -j is JSON" json_info
 t "the target among several kernels: list, use, XK_RELEASE, --release" kernel_target
+t "kernel exec: status, and a toolchain root's files with the host's" kernel_exec
 t "errors are JSON under -j" json_error
 t "bad option value is a usage error" bad_option_value
 t "xk COMMAND -h prints its help page" command_help

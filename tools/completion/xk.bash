@@ -98,7 +98,7 @@ _xk() {
 		done
 		sub=$(sed -n "s/^$words\([^ ]*\).*/\1/p" <<< "$topics" | sort -u)
 		COMPREPLY=($(compgen -W "$sub" -- "$cur")) ;;
-	"vm run")
+	"vm run"|"kernel exec")
 		COMPREPLY=($(compgen -c -- "$cur" | sort -u)) ;;
 	"kernel use")
 		COMPREPLY=($(compgen -W "$(_xk_releases)" -- "$cur")) ;;

@@ -109,7 +109,7 @@ int cli_number(const char *topic, const char *s, long long *v);
 
 /* the commands, one per cmd_*.c */
 extern const struct cli_cmd cmd_kernel_fetch, cmd_kernel_info, cmd_kernel_list,
-	cmd_kernel_use, cmd_vm_run,
+	cmd_kernel_use, cmd_kernel_exec, cmd_vm_run,
 	cmd_vm_shell, cmd_build, cmd_gen, cmd_load, cmd_set, cmd_unload,
 	cmd_status, cmd_settle, cmd_apply, cmd_tune, cmd_doctor, cmd_help,
 	cmd_version;

@@ -65,6 +65,7 @@ static const struct {
 	{ "headers", offsetof(struct xk_kernel, headers) },
 	{ "modules", offsetof(struct xk_kernel, modules) },
 	{ "source", offsetof(struct xk_kernel, source) },
+	{ "toolchain", offsetof(struct xk_kernel, toolchain) },
 };
 
 /* The GNU build id of the kernel's vmlinux (extracted at fetch), or "". */
@@ -86,6 +87,8 @@ static void print_kernel(const struct xk_kernel *k, double seconds)
 
 		if (!strcmp(fields[i].name, "source") && !k->source_prepared)
 			value = json_output ? NULL : "(not fetched; --source)";
+		if (!strcmp(fields[i].name, "toolchain") && !value[0])
+			value = json_output ? NULL : "this host's";
 		snprintf(label, sizeof(label), "%s:", fields[i].name);
 		if (json_output)
 			json_str(jw, fields[i].name, value);
@@ -159,6 +162,10 @@ static int do_info(void *args, int argc, char **argv)
 
 		if (strcmp(a->field, fields[i].name))
 			continue;
+		if (!value[0] && !strcmp(a->field, "toolchain")) {
+			printf("\n");	/* this host's */
+			return 0;
+		}
 		if (!value[0]) {
 			p_err("kernel %s has no %s in the cache (xk kernel fetch)",
 			      k.release, a->field);
@@ -269,7 +276,29 @@ static int do_use(void *args, int argc, char **argv)
 	return 0;
 }
 
-static struct kernel_args fetch_args, info_args, list_args, use_args;
+/*
+ * xk kernel exec -- CMD...: CMD where the target kernel's builds run (its
+ * toolchain root, or this host), with the standard streams; its status.
+ */
+static int do_exec(void *args, int argc, char **argv)
+{
+	struct kernel_args *a = args;
+	struct xk_cmd cmd = { .argv = (const char *const *)argv,
+			      .inherit_stdin = true };
+	struct xk_kernel k;
+	int st;
+
+	if (argc < 1)
+		return p_usage("kernel exec", "no command to run");
+	if (kernel_for_command(a->release, &k))
+		return XK_EXIT_FAIL;
+	cmd.root = k.toolchain;
+	st = xk_run(&cmd);
+	return st < 0 ? p_lib_err("kernel exec", st) : st;
+}
+
+static struct kernel_args fetch_args, info_args, list_args, use_args,
+	exec_args;
 static const struct cli_opt fetch_opts[] = {
 	{ "release", 'r', CLI_STR, offsetof(struct kernel_args, release) },
 	{ "no-source", 0, CLI_FLAG, offsetof(struct kernel_args, no_source) },
@@ -282,6 +311,10 @@ static const struct cli_opt info_opts[] = {
 };
 
 static const struct cli_opt list_opts[] = {
+	{ "release", 'r', CLI_STR, offsetof(struct kernel_args, release) },
+	{ NULL },
+};
+static const struct cli_opt exec_opts[] = {
 	{ "release", 'r', CLI_STR, offsetof(struct kernel_args, release) },
 	{ NULL },
 };
@@ -298,6 +331,10 @@ const struct cli_cmd cmd_kernel_info = {
 };
 const struct cli_cmd cmd_kernel_list = {
 	"kernel list", do_list, list_opts, &list_args, .max_args = 0,
+};
+const struct cli_cmd cmd_kernel_exec = {
+	"kernel exec", do_exec, exec_opts, &exec_args, .max_args = -1,
+	.args_end_options = true,
 };
 const struct cli_cmd cmd_kernel_use = {
 	"kernel use", do_use, use_opts, &use_args, .max_args = 1,

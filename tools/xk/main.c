@@ -122,7 +122,7 @@ static const struct cli_cmd group_vm = { "vm", .max_args = -1,
 
 static const struct cli_cmd *const commands[] = {
 	&group_kernel, &cmd_kernel_fetch, &cmd_kernel_info, &cmd_kernel_list,
-	&cmd_kernel_use,
+	&cmd_kernel_use, &cmd_kernel_exec,
 	&group_vm, &cmd_vm_run, &cmd_vm_shell,
 	&cmd_build, &cmd_gen, &cmd_load, &cmd_set, &cmd_unload, &cmd_status,
 	&cmd_settle,
