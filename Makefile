@@ -151,8 +151,8 @@ check-debian: all deb
 	tests/debian/run.sh
 
 # the guest tests every kernel must pass, on kernels other than the
-# default (KERNELS="RELEASE...", Debian 12's 6.1 cloud kernel and 6.12's
-# generic flavour unless given), each fetched into a cache of its own:
+# default (KERNELS="RELEASE...", Debian 12's 6.1 cloud kernel and Debian
+# 13's 6.12 unless given), each fetched into a cache of its own:
 # tests/kernels.sh
 .PHONY: check-kernels
 check-kernels: all

@@ -3,7 +3,8 @@
 #
 # make check-kernels [KERNELS="RELEASE..."]: the guest tests every kernel
 # must pass, on kernels other than the default one (by default Debian 12's
-# own 6.1 cloud kernel and the generic flavour of 6.12, which hosts run).
+# own 6.1 cloud kernel and Debian 13's 6.12, built by gcc-14 in its
+# toolchain root).
 # Per release, on the host: scripts/kernel-tree.sh (the kernel fetched into
 # a cache of its own, this working tree copied to build/kernels/RELEASE and
 # built there for it, the tables the tests load made with that copy); then
@@ -14,7 +15,7 @@ set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 125
 top=$PWD
 base=${XK_CACHE:-$HOME/.cache/xkernel}
-kernels=${KERNELS:-6.1.0-57-cloud-amd64 6.12.118+deb12-amd64}
+kernels=${KERNELS:-6.1.0-57-cloud-amd64 6.12.118+deb13-cloud-amd64}
 # what every kernel must do: load, set in each transition mode, unload,
 # settle, refusals, a policy (or its refusal), the golden module's forms
 TESTS=(test_module_load test_kprobes test_doctor test_refusals

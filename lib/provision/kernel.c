@@ -320,7 +320,7 @@ static int download_debs(const char *cache, struct deb **debs, int n,
 /*
  * A kernel of another Debian release than the host's (trixie's, built by
  * gcc-14, on a bookworm host) is built by a compiler, binutils and kbuild
- * tools this host cannot run. The kernel's suite, made by debootstrap in
+ * tools this host cannot run. The kernel's suite, made by mmdebstrap in
  * the cache ($XK_CACHE/toolchains/SUITE), holds them and its apt: the
  * kernel's packages are resolved and downloaded there, and every build
  * for the kernel runs there (xk_cmd.root), on the host's files.
@@ -374,8 +374,9 @@ static int run_in_root(const char *what, const char *root, const char *log,
 
 /*
  * The toolchain root of suite in the cache, made when it is not there
- * (about a minute and 600 MB): debootstrap's minimal system, the suite's
- * updates and security archives in its apt. root gets its path.
+ * (half a minute to a minute, 300 to 600 MB): the minimal system of
+ * mmdebstrap (else debootstrap), the suite's updates and security
+ * archives in its apt. root gets its path.
  */
 static int make_toolchain(const char *cache, const char *suite, char *root,
 			  size_t size)
@@ -408,27 +409,29 @@ static int make_toolchain(const char *cache, const char *suite, char *root,
 		return xk_err(-EPERM, "a kernel of Debian %s needs its "
 				      "toolchain root, which only root can "
 				      "make and use (chroot)", suite);
-	if (xk_which("debootstrap", tool, sizeof(tool)) ||
-	    xk_which("unshare", tool, sizeof(tool)))
+	if (xk_which("unshare", tool, sizeof(tool)) ||
+	    (xk_which("mmdebstrap", tool, sizeof(tool)) &&
+	     xk_which("debootstrap", tool, sizeof(tool))))
 		return xk_err(-ENOENT, "a kernel of Debian %s is built by %s's "
 				       "own compiler, in a system root this "
-				       "host makes with debootstrap and enters "
-				       "with unshare: apt-get install "
-				       "debootstrap util-linux", suite, suite);
+				       "host makes with mmdebstrap (or "
+				       "debootstrap) and enters with unshare: "
+				       "apt-get install mmdebstrap util-linux",
+			      suite, suite);
 	xk_rm_rf(root);
 	err = xk_mkdir_p(root);
 	if (err)
 		return xk_err(err, "cannot create %s", root);
 	unlink(log);
 	pr_info("making Debian %s's toolchain root for the kernel's compiler "
-		"(debootstrap, about a minute)\n", suite);
+		"(%s, about a minute)\n", suite, strrchr(tool, '/') + 1);
 	{
-		const char *argv[] = { "debootstrap", "--variant=minbase",
+		const char *argv[] = { tool, "--variant=minbase",
 				       "--include=" TOOLCHAIN_PKGS, suite, root,
 				       mirror, NULL };
 		struct xk_cmd cmd = { .argv = argv, .log_path = log };
 
-		err = xk_run_step("debootstrap", &cmd);
+		err = xk_run_step(strrchr(tool, '/') + 1, &cmd);
 	}
 	err = err ?: xk_snprintf(list, sizeof(list),
 				 "deb %s %s main\ndeb %s %s-updates main\n"
