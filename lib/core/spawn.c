@@ -103,6 +103,15 @@ static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
 	int err;
 
 	if (cmd->root && *cmd->root) {
+		char sh[XK_PATH_MAX];
+
+		if (xk_snprintf(sh, sizeof(sh), "%s/bin/sh", cmd->root) ||
+		    access(sh, X_OK))
+			return xk_err(-ENOENT, "cannot run %s: the toolchain "
+					       "root %s is missing or "
+					       "incomplete (xk kernel fetch "
+					       "makes it again)",
+				      cmd->argv[0], cmd->root);
 		argv = argv_in_root(cmd);
 		if (!argv)
 			return xk_err(-ENOMEM, "cannot run %s: out of memory",

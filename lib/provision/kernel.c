@@ -1461,6 +1461,12 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 
 	err = download_debs(cache, debs, n, k->toolchain) ?:
 	      unpack_debs(k, &p);
+	/* a toolchain root made again gets its compiler again */
+	if (!err && *k->toolchain) {
+		char cc[64];
+
+		err = kernel_cc(k, cc, sizeof(cc));
+	}
 	if (!err && with_source)
 		err = unpack_source(k, &p) ?: prepare_source(k);
 	if (!err && with_source)

@@ -110,12 +110,18 @@ kernel_exec() {
 	out=$(cd "$d" && XK_CACHE=$cache $xk kernel exec --release $r -- \
 		sh -c 'cat /etc/debian_version; pwd; cat f; exit 3' 2>&1)
 	local st=$?
+	rm -rf "$root"
+	local gone
+	gone=$(XK_CACHE=$cache $XK kernel exec --release $r -- sh -c 'exit 0' 2>&1)
+	local gone_st=$?
 	rm -rf "$cache" "$d"
 	expect_eq "in the root: status" $st 3
 	expect_eq "in the root: its /etc, the host's files, the same directory" \
 		"$out" "trixie
 $d
 host-file"
+	expect_eq "a root gone: status" $gone_st 1
+	expect_match "a root gone: named" "$gone" "toolchain root .*trixie is missing or incomplete"
 }
 
 json_error() {
