@@ -158,6 +158,12 @@ check-debian: all deb
 check-kernels: all
 	tests/kernels.sh
 
+# the same tests on a kernel built from the cached source with a small
+# configuration, added with xk kernel use --build-dir: tests/selfbuilt.sh
+.PHONY: check-selfbuilt
+check-selfbuilt: all
+	tests/selfbuilt.sh
+
 # docs/man/xk*.1 from the help pages in the binary (tests/cli checks them)
 man: $(XK)
 	tools/xk/gen-man.sh $(XK) docs/man
@@ -172,7 +178,8 @@ clean:
 		$(KEXEC) $(MAKE) -C $(KHEADERS) M=$(CURDIR)/tests/fixtures/golden clean; fi
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not those of the kernels' trees and copies under build/)
+-include $(shell find $(BUILD) \( -path $(BUILD)/kernels -o -path $(BUILD)/selfbuilt \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # ---- bench/lebench: a LEBench-style suite of core operations ----
 # static, so the guest needs nothing of it (bench/lebench.sh, docs/lebench.md)

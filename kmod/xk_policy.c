@@ -816,10 +816,14 @@ int xk_policy_init(void)
 	return register_btf_kfunc_id_set(BPF_PROG_TYPE_KPROBE, &xk_kfunc_set);
 }
 
-/* XK_IOC_VERSION, any time: policies can load. */
+/*
+ * XK_IOC_VERSION, any time: policies can load, where the kernel gives
+ * modules BTF (a kernel built without it, as small self-built ones are,
+ * registers no kfunc a program can find).
+ */
 u32 xk_policy_features(void)
 {
-	return XK_FEATURE_POLICIES;
+	return IS_ENABLED(CONFIG_DEBUG_INFO_BTF_MODULES) ? XK_FEATURE_POLICIES : 0;
 }
 
 #else	/* before 6.10: no policies */

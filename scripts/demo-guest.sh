@@ -51,7 +51,8 @@ echo "both devices read at once, 64 MiB each:"
 policy=(load BLK_MAX_REQUEST_COUNT --policy build/bpf/blk_per_device.bpf.o
 	--param dev0=nullb0 --param value0=4 --param dev1=nullb1 --param value1=128)
 v=$(uname -r)
-if [ "${v%%.*}" -gt 6 ] || { v=${v#*.}; [ "${v%%[!0-9]*}" -ge 10 ]; }; then
+if [ -e /sys/kernel/btf/vmlinux ] &&
+	{ [ "${v%%.*}" -gt 6 ] || { v=${v#*.}; [ "${v%%[!0-9]*}" -ge 10 ]; }; }; then
 	both "compiled-in value 32:"
 	$XK "${policy[@]}"
 	both "policy: nullb0 4, nullb1 128:"
@@ -59,7 +60,8 @@ if [ "${v%%.*}" -gt 6 ] || { v=${v#*.}; [ "${v%%[!0-9]*}" -ge 10 ]; }; then
 	$XK unload BLK_MAX_REQUEST_COUNT
 	both "after unload (32 again):"
 else
-	# eBPF policies need Linux 6.10: the refusal, by name, nothing loaded
+	# eBPF policies need Linux 6.10 and the kernel's BTF: the refusal, by
+	# name, nothing loaded
 	if out=$($XK "${policy[@]}" 2>&1); then
 		echo "demo: a policy loaded on Linux $(uname -r)" >&2
 		exit 1

@@ -6,7 +6,9 @@
 # make demo RELEASE=R and make check-kernels:
 #   - the kernel fetched into a cache of its own ($XK_CACHE-RELEASE), its
 #     downloaded packages shared with the default cache, so the default
-#     cache keeps its kernels and no command's target changes;
+#     cache keeps its kernels and no command's target changes; with
+#     XK_BUILD_DIR=DIR, the kernel built from source in DIR (of release
+#     RELEASE) added to that cache instead (xk kernel use --build-dir);
 #   - the tree as it is (tracked and new files, no build output) copied to
 #     build/kernels/RELEASE and built there for that kernel (xk, the
 #     module, the golden module, the policies);
@@ -33,7 +35,12 @@ mkdir -p "$cache" "$work" "$base/debs" || exit 1
 git ls-files -z --cached --others --exclude-standard |
 	tar -c --null -T - | tar -x -C "$work" || exit 1
 make -C "$work" -j2 build/xk >/dev/null || exit 1
-XK_CACHE=$cache "$work/build/xk" -q kernel fetch --release "$release" || exit 1
+if [ -n "${XK_BUILD_DIR:-}" ]; then
+	XK_CACHE=$cache "$work/build/xk" -q kernel use --build-dir "$XK_BUILD_DIR" \
+		>/dev/null || exit 1
+else
+	XK_CACHE=$cache "$work/build/xk" -q kernel fetch --release "$release" || exit 1
+fi
 XK_CACHE=$cache XK_RELEASE=$release make -C "$work" -j2 >/dev/null || exit 1
 cd "$work" || exit 1
 for c in "${real[@]}"; do

@@ -138,6 +138,17 @@ void xk_kernel_list_free(struct xk_kernel_list *l);
  */
 int xk_kernel_choose(const struct xk_kernel_opts *opts, const char *release);
 
+/*
+ * A kernel the user built from source, into the cache of opts: dir is the
+ * built tree (.config, vmlinux, arch/x86/boot/bzImage, Module.symvers,
+ * Kbuild's .o.cmd files), which serves as its source and its headers; its
+ * modules are installed under the cache's kernels/RELEASE/root and its
+ * symbols recorded as for a fetch. Then it is chosen (rule 3). A Debian
+ * kernel of the same release in the cache is refused.
+ */
+int xk_kernel_add_build(const struct xk_kernel_opts *opts, const char *dir,
+			struct xk_kernel *k);
+
 /* ------------------------------------------------------------------ */
 /* Guest harness                                                      */
 /* ------------------------------------------------------------------ */

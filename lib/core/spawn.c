@@ -57,7 +57,7 @@ static char **env_with(const char *const *add)
 
 /*
  * A command run in a Debian system root (cmd->root: a kernel's toolchain,
- * made by debootstrap for a suite other than the host's): in a mount
+ * made by mmdebstrap for a suite other than the host's): in a mount
  * namespace of its own (unshare), the host's top-level directories bound
  * over the root at the same paths except the system's own (/usr, /etc,
  * /var, ...: the root's), then chroot and the same working directory. So

@@ -521,6 +521,20 @@ static int fill_paths(struct xk_kernel *k, const char *cache,
 }
 
 /*
+ * A self-built kernel's paths: its built tree is its source and headers,
+ * its image and config are the tree's; modules and symbols stay in the
+ * cache (fill_paths).
+ */
+static int build_paths(struct xk_kernel *k, const char *dir)
+{
+	return xk_snprintf(k->vmlinuz, sizeof(k->vmlinuz),
+			   "%s/arch/x86/boot/bzImage", dir) ?:
+	       xk_snprintf(k->config, sizeof(k->config), "%s/.config", dir) ?:
+	       xk_strlcpy(k->headers, dir, sizeof(k->headers)) ?:
+	       xk_strlcpy(k->source, dir, sizeof(k->source));
+}
+
+/*
  * The headers package refers to its common half and to kbuild by absolute
  * paths under /usr; point them into the cache instead.
  */
@@ -1051,6 +1065,12 @@ static int read_info(struct xk_kernel *k)
 	/* none before toolchain roots: the host's */
 	if (kv_get(text, "toolchain", k->toolchain, sizeof(k->toolchain)))
 		k->toolchain[0] = '\0';
+	{
+		char dir[XK_PATH_MAX];
+
+		if (!err && !kv_get(text, "build_dir", dir, sizeof(dir)))
+			err = build_paths(k, dir);
+	}
 	free(text);
 	k->source_prepared = stamped(k, "prepare");
 	if (!k->source_prepared)
@@ -1479,6 +1499,115 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 		k->source[0] = '\0';
 	k->why = fetched_why(opts, cache, k->release);
 	return 0;
+}
+
+/*
+ * A self-built kernel into the cache: the tree checked, its release read,
+ * its modules installed into the cache (make modules_install, with
+ * depmod), its symbols recorded, kernel.info written last with build_dir,
+ * then chosen.
+ */
+static int add_build_impl(const struct xk_kernel_opts *opts, const char *dir,
+			  struct xk_kernel *k)
+{
+	static const char *const needed[] = { ".config", "vmlinux",
+		"arch/x86/boot/bzImage", "Module.symvers",
+		"scripts/extract-vmlinux", "include/config/kernel.release" };
+	const char *cache = xk_cache_dir(OPTS_GET(opts, cache_dir, NULL));
+	char tree[XK_PATH_MAX], path[XK_PATH_MAX], release[128], info[XK_PATH_MAX];
+	char *text = NULL;
+	int err;
+
+	if (!OPTS_VALID(opts, xk_kernel_opts))
+		return xk_err(-EINVAL, "invalid xk_kernel_opts");
+	memset(k, 0, sizeof(*k));
+	if (!realpath(dir, tree))
+		return xk_err(-errno, "%s: %s", dir, strerror(errno));
+	for (size_t i = 0; i < ARRAY_SIZE(needed); i++) {
+		err = xk_snprintf(path, sizeof(path), "%s/%s", tree, needed[i]);
+		if (err)
+			return xk_err(err, "path too long: %s", tree);
+		if (!xk_exists(path))
+			return xk_err(-ENOENT, "%s is not a built kernel tree: it "
+					       "has no %s (build it with make, "
+					       "modules included)", tree,
+				      needed[i]);
+	}
+	err = xk_snprintf(path, sizeof(path), "%s/include/config/kernel.release",
+			  tree) ?:
+	      xk_read_file(path, &text, NULL);
+	if (err)
+		return xk_err(err, "cannot read %s", path);
+	xk_snprintf(release, sizeof(release), "%.*s",
+		    (int)strcspn(text, "\n"), text);
+	free(text);
+	text = NULL;
+	if (!valid_release(release))
+		return xk_err(-EINVAL, "%s names no valid release ('%s')", path,
+			      release);
+	err = fill_paths(k, cache, release) ?:
+	      xk_snprintf(info, sizeof(info), "%s/kernel.info", k->dir);
+	if (err)
+		return err;
+	if (!xk_read_file(info, &text, NULL)) {
+		bool debian = !strstr(text, "\nbuild_dir=");
+
+		free(text);
+		if (debian)
+			return xk_err(-EEXIST, "the cache holds Debian's kernel "
+					       "%s; a kernel built under the "
+					       "same release would be taken for "
+					       "it: build yours with another "
+					       "LOCALVERSION", release);
+	}
+	unlink(info);
+	err = build_paths(k, tree) ?:
+	      xk_strlcpy(k->version, "self-built", sizeof(k->version)) ?:
+	      xk_mkdir_p(k->root);
+	if (err)
+		return xk_err(err, "cannot create %s", k->root);
+	{
+		char mod_path[XK_PATH_MAX + 32], log[XK_PATH_MAX];
+		const char *argv[] = { "make", "-s", "-C", tree, mod_path,
+				       "INSTALL_MOD_STRIP=1", "modules_install",
+				       NULL };
+		struct xk_cmd cmd = { .argv = argv };
+
+		err = xk_snprintf(mod_path, sizeof(mod_path),
+				  "INSTALL_MOD_PATH=%s", k->root) ?:
+		      xk_snprintf(log, sizeof(log), "%s/unpack.log", k->dir);
+		cmd.log_path = log;
+		pr_info("installing the modules of %s into the cache\n", tree);
+		err = err ?: xk_run_step("make modules_install", &cmd);
+	}
+	err = err ?: stamp(k, "unpack") ?: stamp(k, "prepare");
+	if (err)
+		return err;
+	k->source_prepared = true;
+	/* symbols of an earlier build of the same release are another's */
+	if (!stamp_path(k, "symbols", path, sizeof(path)))
+		unlink(path);
+	err = record_symbols(k);
+	if (!err) {
+		char buf[XK_PATH_MAX + 512];
+
+		err = xk_snprintf(buf, sizeof(buf),
+				  "release=%s\nversion=%s\ntoolchain=\n"
+				  "build_dir=%s\n", k->release, k->version,
+				  tree) ?:
+		      xk_write_file(info, buf, strlen(buf), 0644);
+	}
+	err = err ?: choose_impl(opts, k->release);
+	if (!err)
+		k->why = XK_TARGET_CHOSEN;
+	return err;
+}
+
+int xk_kernel_add_build(const struct xk_kernel_opts *opts, const char *dir,
+			struct xk_kernel *k)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, add_build_impl(opts, dir, k));
 }
 
 int xk_kernel_fetch(const struct xk_kernel_opts *opts, struct xk_kernel *k)

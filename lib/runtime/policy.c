@@ -548,11 +548,21 @@ static int check_object(struct policy_load *p)
 	return err;
 }
 
+/* Whether release ("6.12.118+deb13-cloud-amd64") is major.minor or later. */
+static bool kernel_at_least(const char *release, int major, int minor)
+{
+	int a = 0, b = 0;
+
+	if (sscanf(release, "%d.%d", &a, &b) != 2)
+		return false;
+	return a > major || (a == major && b >= minor);
+}
+
 /*
  * Whether the module runs policies on this kernel (XK_IOC_VERSION's
  * features): it needs the kfunc filter and the run-context marks of Linux
- * 6.10. Asked first, so that an older kernel refuses by name rather than
- * through libbpf's missing kfunc.
+ * 6.10, and the kernel's BTF for modules. Asked first, so that such a
+ * kernel refuses by name rather than through libbpf's missing kfunc.
  */
 static int check_module(struct policy_load *p)
 {
@@ -568,6 +578,13 @@ static int check_module(struct policy_load *p)
 		return 0;
 	if (uname(&u))
 		xk_strlcpy(u.release, "unknown", sizeof(u.release));
+	if (access("/sys/kernel/btf/vmlinux", F_OK) && kernel_at_least(u.release, 6, 10))
+		return xk_err(-EOPNOTSUPP, "policy %s refused, nothing loaded: "
+			      "eBPF policies need the kernel's BTF "
+			      "(CONFIG_DEBUG_INFO_BTF and "
+			      "CONFIG_DEBUG_INFO_BTF_MODULES), which kernel %s "
+			      "was built without: load the constant without "
+			      "--policy and set its value", p->id, u.release);
 	return xk_err(-EOPNOTSUPP, "policy %s refused, nothing loaded: eBPF "
 		      "policies need Linux 6.10 or later (the kfunc filter and "
 		      "run-context marks that confine xk_choose to xkernel's own "

@@ -124,6 +124,38 @@ host-file"
 	expect_match "a root gone: named" "$gone" "toolchain root .*trixie is missing or incomplete"
 }
 
+# xk kernel use --build-dir: a tree that is not built, and one whose
+# release is a Debian kernel of the cache, are refused by name, nothing
+# added (make check-selfbuilt: a real one, in the guest)
+kernel_build_dir() {
+	local cache d r=6.12.118+deb12-cloud-amd64 f
+	cache=$(mktemp -d)
+	d=$(mktemp -d)
+	out=$(XK_CACHE=$cache $XK kernel use --build-dir "$d" 2>&1)
+	expect_eq "not built: status" $? 1
+	expect_match "not built: named" "$out" "is not a built kernel tree: it has no .config"
+	for f in .config vmlinux arch/x86/boot/bzImage Module.symvers \
+		scripts/extract-vmlinux include/config/kernel.release; do
+		mkdir -p "$d/$(dirname $f)" && touch "$d/$f"
+	done
+	echo $r > "$d/include/config/kernel.release"
+	mkdir -p "$cache/kernels/$r"
+	printf 'release=%s\nversion=1\n' $r > "$cache/kernels/$r/kernel.info"
+	touch "$cache/kernels/$r/.stamp-unpack"
+	out=$(XK_CACHE=$cache $XK kernel use --build-dir "$d" 2>&1)
+	local st=$?
+	local info
+	info=$(cat "$cache/kernels/$r/kernel.info")
+	local chosen=no
+	[ -e "$cache/target" ] && chosen=yes
+	rm -rf "$cache" "$d"
+	expect_eq "Debian's release: status" $st 1
+	expect_match "Debian's release: named" "$out" "the cache holds Debian's kernel ${r//+/[+]}"
+	expect_eq "Debian's kernel kept" "$info" "release=$r
+version=1"
+	expect_eq "nothing chosen" $chosen no
+}
+
 json_error() {
 	out=$($XK -j kernel fetch --release 'x y' 2>/dev/null)
 	printf '%s' "$out" | jq -er .error >/dev/null || die "no JSON error: $out"
@@ -341,6 +373,7 @@ t "no network to the mirror is reported" no_network
 t "kernel info -j is JSON" json_info
 t "the target among several kernels: list, use, XK_RELEASE, --release" kernel_target
 t "kernel exec: status, and a toolchain root's files with the host's" kernel_exec
+t "kernel use --build-dir: refusals named, nothing added" kernel_build_dir
 t "errors are JSON under -j" json_error
 t "bad option value is a usage error" bad_option_value
 t "xk COMMAND -h prints its help page" command_help

@@ -90,15 +90,16 @@ kernel_at_least() {
 	major=${v%%.*}; v=${v#*.}; minor=${v%%[!0-9]*}
 	[ "$major" -gt "$1" ] || { [ "$major" -eq "$1" ] && [ "$minor" -ge "$2" ]; }
 }
-# Policies need Linux 6.10. Below, a policy load is refused naming the
-# kernel, with no constant, pin or probe left; the test then ends there.
+# Policies need Linux 6.10 and the kernel's BTF. Without, a policy load is
+# refused naming the kernel, with no constant, pin or probe left; the test
+# then ends there.
 policies_or_refused() {
 	local out
-	kernel_at_least 6 10 && return 0
+	kernel_at_least 6 10 && [ -e /sys/kernel/btf/vmlinux ] && return 0
 	out=$($XK load BLK_MAX_REQUEST_COUNT --policy "$XK_TOP/build/bpf/blk_per_device.bpf.o" \
 		--param dev0=nullb0 --param value0=4 2>&1) &&
 		fail "a policy loaded on Linux $(uname -r)"
-	grep -q "policies need Linux 6.10 or later.*this kernel is $(uname -r)" <<< "$out" ||
+	grep -q "policies need Linux 6.10 or later.*this kernel is $(uname -r)\|policies need the kernel's BTF.*kernel $(uname -r) was built without" <<< "$out" ||
 		fail "the policy's refusal does not name the kernel: $out"
 	[ -n "$(ls -A /sys/fs/bpf/xkernel 2>/dev/null)" ] && fail "pins left: $(ls /sys/fs/bpf/xkernel)"
 	[ "$(probes_left)" = 0 ] || fail "probes left after the refusal"

@@ -21,10 +21,14 @@ for c in root cache build modules lockdown kprobes kallsyms; do
 	s=$(state $c)
 	[ "${s%% *}" = ok ] || fail "$c: $s"
 done
-# policies: ok from Linux 6.10 on; below, limited, naming the kernel
+# policies: ok from Linux 6.10 on with the kernel's BTF; else limited,
+# naming what is missing
 ver=$(uname -r | cut -d. -f1-2)
 s=$(state policies)
-if [ "${ver%%.*}" -gt 6 ] || { [ "${ver%%.*}" -eq 6 ] && [ "${ver#*.}" -ge 10 ]; }; then
+if [ ! -e /sys/kernel/btf/vmlinux ]; then
+	[ "${s%% *}" = limited ] && [[ "$s" == *"no kernel BTF"* ]] ||
+		fail "policies on a kernel without BTF: $s"
+elif [ "${ver%%.*}" -gt 6 ] || { [ "${ver%%.*}" -eq 6 ] && [ "${ver#*.}" -ge 10 ]; }; then
 	[ "${s%% *}" = ok ] || fail "policies: $s"
 else
 	[ "${s%% *}" = limited ] && [[ "$s" == *"Linux $ver: eBPF policies need 6.10"* ]] ||

@@ -110,7 +110,7 @@ static void print_kernel(const struct xk_kernel *k, double seconds)
 }
 
 struct kernel_args {
-	const char *release, *field;
+	const char *release, *field, *build_dir;
 	bool no_source, clear;
 };
 
@@ -255,6 +255,19 @@ static int do_use(void *args, int argc, char **argv)
 	const char *env = getenv("XK_RELEASE");
 	int err;
 
+	if (a->build_dir) {
+		struct xk_kernel k;
+		double t0 = xk_now();
+
+		if (a->clear || argc)
+			return p_usage("kernel use", "--build-dir takes no "
+				       "release and no --clear");
+		err = xk_kernel_add_build(NULL, a->build_dir, &k);
+		if (err)
+			return p_lib_err("kernel use", err);
+		print_kernel(&k, xk_now() - t0);
+		return 0;
+	}
 	if (a->clear == (argc == 1))
 		return p_usage("kernel use", "name one kernel release, or --clear");
 	err = xk_kernel_choose(NULL, a->clear ? NULL : argv[0]);
@@ -320,6 +333,7 @@ static const struct cli_opt exec_opts[] = {
 };
 static const struct cli_opt use_opts[] = {
 	{ "clear", 0, CLI_FLAG, offsetof(struct kernel_args, clear) },
+	{ "build-dir", 'b', CLI_STR, offsetof(struct kernel_args, build_dir) },
 	{ NULL },
 };
 
