@@ -82,20 +82,27 @@ vpath %.bpf.c bpf tests/fixtures/policies bench
 
 .PHONY: all kmod policies check demo clean man
 all: $(XK) $(UNIT_BINS) $(BUILD)/layers.ok
-	@if [ -n "$(KHEADERS)" ]; then $(MAKE) --no-print-directory kmod policies; fi
+	@if [ -n "$(KHEADERS)" ]; then $(MAKE) --no-print-directory kmod && \
+		if [ -n "$(KBTF)" ]; then $(MAKE) --no-print-directory policies; \
+		else echo "make: the target kernel has no BTF: no eBPF policies (they could not load)"; fi; fi
 
 policies: $(POLICIES)
 
 # the types of the target kernel, from its BTF (CO-RE relocates the rest):
 # the headers' vmlinux (6.12's headers ship one), else the image's own,
-# extracted at fetch (6.1's headers have none)
+# extracted at fetch (6.1's headers have none); empty when neither has a
+# .BTF section (a kernel built without it, which runs no policy)
+KBTF := $(shell for f in "$(KHEADERS)/vmlinux" \
+	"$$($(XK) -q kernel info --field dir 2>/dev/null)/vmlinux"; do \
+	[ -f "$$f" ] && readelf -S "$$f" 2>/dev/null | grep -q ' \.BTF ' && \
+	{ echo "$$f"; break; }; done)
 $(BPF_OUT)/vmlinux.h: | $(XK)
 	@if [ -z "$(KHEADERS)" ]; then \
 		echo "make policies: no target kernel:" >&2; $(XK) kernel info >/dev/null; exit 1; fi
+	@if [ -z "$(KBTF)" ]; then \
+		echo "make policies: the target kernel has no BTF" >&2; exit 1; fi
 	@mkdir -p $(dir $@)
-	btf=$(KHEADERS)/vmlinux; [ -e "$$btf" ] || \
-		btf=$$($(XK) -q kernel info --field dir)/vmlinux; \
-	bpftool btf dump file $$btf format c > $@.tmp && mv $@.tmp $@
+	bpftool btf dump file $(KBTF) format c > $@.tmp && mv $@.tmp $@
 
 # a policy's glue: one header per constant it includes as "NAME.xk.h",
 # made by xk gen from the scope table (analysis cached: fractions of a second);

@@ -468,17 +468,44 @@ static bool regs_written(const struct xk_ioc_span *d)
 	return false;
 }
 
+/*
+ * Whether the registered probe sits in the function the table names, of
+ * its size. kallsyms' names are read into the heap: two such buffers on
+ * validate_at's stack pass Debian's CONFIG_FRAME_WARN (2048) but not the
+ * 1024 of smaller configurations. At load, under xk_lock.
+ */
+static int check_symbol(const struct xk_span *s, int idx, u64 at, char *error)
+{
+	const struct xk_ioc_span *d = &s->desc;
+	struct {
+		char sym[KSYM_SYMBOL_LEN];
+		char name[KSYM_NAME_LEN];
+	} *w = kmalloc(sizeof(*w), GFP_KERNEL);
+	unsigned long size;
+	int err = 0;
+
+	if (!w)
+		return xk_error(error, "span %d: out of memory", idx), -ENOMEM;
+	if (!xk_symbol_is((unsigned long)s->rewrite.addr, d->func, at,
+			  d->func_size, w->sym, w->name, &size)) {
+		xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
+			 "expects a %llu-byte function (another build?)", idx,
+			 d->func, at, w->sym, d->func_size);
+		err = -ESTALE;
+	}
+	kfree(w);
+	return err;
+}
+
 static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 		       char *error)
 {
 	const struct xk_ioc_span *d = &s->desc;
-	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
 	/* where the rewrite probe sits: the probe point, the span's last
 	 * instruction (post_len: xk_rule_check_post kept it inside the span),
 	 * or its first (emulated) */
 	u64 at = d->emulate ? d->start : d->probe - d->post_len;
 	u8 live[XK_MAX_EXPECT];
-	unsigned long size;
 	int err;
 	u32 i, p;
 
@@ -508,11 +535,9 @@ static int validate_at(struct xk_span *s, int idx, unsigned long func_addr,
 				"function, or not an instruction boundary", idx,
 				d->func, at, err), err;
 	s->rewrite_registered = true;
-	if (!xk_symbol_is((unsigned long)s->rewrite.addr, d->func, at,
-			  d->func_size, sym, name, &size))
-		return xk_error(error, "span %d: %s+%#llx resolves to %s; the table "
-				"expects a %llu-byte function (another build?)", idx,
-				d->func, at, sym, d->func_size), -ESTALE;
+	err = check_symbol(s, idx, at, error);
+	if (err)
+		return err;
 	/* kprobes decoded the instruction it copied: it must end exactly at
 	 * the probe point, or the post handler would rewrite elsewhere */
 	if (d->post_len && s->rewrite.ainsn.size != d->post_len)

@@ -62,6 +62,10 @@ real=$($XK kernel info --field dir)
 C=$(mktemp -d /tmp/xk-hostmode-XXXXXX)
 mkdir -p "$C/kernels/$R"
 ln -s "$(dirname "$(dirname "$real")")/debs" "$C/debs"
+# a kernel of another Debian release than the host's: its toolchain root
+# (its apt resolves the packages; the guest has no network to make one)
+[ -d "$(dirname "$(dirname "$real")")/toolchains" ] &&
+	ln -s "$(dirname "$(dirname "$real")")/toolchains" "$C/toolchains"
 for f in "$real"/* "$real"/.stamp-*; do
 	case ${f##*/} in kallsyms|.stamp-symbols|vm) ;; *) ln -s "$f" "$C/kernels/$R/" ;; esac
 done

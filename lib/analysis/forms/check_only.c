@@ -48,19 +48,46 @@ static bool same_function_called(const struct xk_sym *fa, const struct xk_insn *
 }
 
 /*
+ * Padding: a NOP of any length, or xchg %ax,%ax (66 90), which the
+ * assembler puts before an aligned loop head. How much it puts depends on
+ * where the section's layout placed the function (a loop aligned to 32
+ * bytes in a function aligned to 16, as gcc-14 emits), so a function that
+ * only moved may pad otherwise.
+ */
+static bool is_padding(const struct xk_insn *in)
+{
+	const cs_x86_op *a = &in->x86.operands[0], *b = &in->x86.operands[1];
+
+	if (in->id == X86_INS_NOP)
+		return true;
+	return in->id == X86_INS_XCHG && in->x86.op_count == 2 &&
+	       a->type == X86_OP_REG && b->type == X86_OP_REG && a->reg == b->reg;
+}
+
+/* The index of the first instruction at or after i that is no padding. */
+static size_t skip_padding(const struct xk_insn *insn, size_t nr, size_t i)
+{
+	while (i < nr && is_padding(&insn[i]))
+		i++;
+	return i;
+}
+
+/*
  * The function's code in both fit builds is the baseline's, byte for byte
  * (and no frame slot moved), yet gen_object found it different: when the
  * check build's instructions differ too (beyond branch and call targets,
- * which move with the section's layout), only the check build changed
- * it, at a value past some threshold of the code (a branch the compiler
- * keeps or drops, another instruction form). No seed can show where, and
- * a retune to such a value would run the baseline's code: refused, never
- * passed over.
+ * which move with the section's layout, and padding, whose length does
+ * too), only the check build changed it, at a value past some threshold
+ * of the code (a branch the compiler keeps or drops, another instruction
+ * form). No seed can show where, and a retune to such a value would run
+ * the baseline's code: refused, never passed over.
  */
 static bool only_check_differs(const struct form_fn *fn)
 {
 	const struct xk_sym *fb = fn->fb;
 	const int v = GEN_FIT_VARIANTS;
+	const struct xk_insn *bi = fn->base->insn, *vi = fn->var[v].insn;
+	size_t bn = fn->base->nr, vn = fn->var[v].nr, i, j;
 	char why[200];
 
 	if (fn->frame_moved)
@@ -72,21 +99,23 @@ static bool only_check_differs(const struct form_fn *fn)
 		    memcmp(xk_func_bytes(g), xk_func_bytes(fb), fb->sym.st_size))
 			return false;
 	}
-	if (fn->var[v].nr != fn->base->nr)
-		return true;
-	for (size_t i = 0; i < fn->base->nr; i++) {
-		ssize_t j = fn->match[v][i];
-
-		if (j < 0 || (strcmp(fn->base->insn[i].norm, fn->var[v].insn[j].norm) &&
-			      !same_function_called(fb, &fn->base->insn[i],
-						    fn->var[v].sym, &fn->var[v].insn[j])))
+	/* the instructions in order, padding aside */
+	for (i = skip_padding(bi, bn, 0), j = skip_padding(vi, vn, 0);
+	     i < bn && j < vn;
+	     i = skip_padding(bi, bn, i + 1), j = skip_padding(vi, vn, j + 1)) {
+		/* a relocated jump's text shows where it sits (its rel32 is
+		 * the object's 0): the relocations compare below */
+		if (strcmp(bi[i].norm, vi[j].norm) &&
+		    !same_function_called(fb, &bi[i], fn->var[v].sym, &vi[j]) &&
+		    !(bi[i].id == vi[j].id && bi[i].is_branch && bi[i].has_reloc &&
+		      vi[j].has_reloc))
 			return true;
-		if ((fn->base->insn[i].has_reloc || fn->var[v].insn[j].has_reloc) &&
-		    !gen_same_relocs(fb, &fn->base->insn[i], fn->var[v].sym,
-				     &fn->var[v].insn[j], why, sizeof(why)))
+		if ((bi[i].has_reloc || vi[j].has_reloc) &&
+		    !gen_same_relocs(fb, &bi[i], fn->var[v].sym, &vi[j], why,
+				     sizeof(why)))
 			return true;
 	}
-	return false;
+	return i < bn || j < vn;
 }
 
 static int claim_check_only(struct form_fn *fn, struct xk_scope *t)
