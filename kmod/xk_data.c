@@ -31,6 +31,7 @@
 
 #include <linux/kallsyms.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <asm/pgtable.h>
 
@@ -219,14 +220,15 @@ static struct module *data_module(unsigned long field, u32 size,
 /*
  * Checks one candidate address of variable v: the symbol there, the page,
  * where it lies, the bytes. 0 with *mod (a module reference, or NULL for
- * the kernel image's), or -errno with why in error. At load, under xk_lock.
+ * the kernel image's), or -errno with why in error. sym and name hold
+ * kallsyms' names (KSYM_SYMBOL_LEN, KSYM_NAME_LEN). At load, under xk_lock.
  */
-static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
-			   struct module **mod, char *error)
+static int check_candidate_at(const struct xk_var *v, int idx,
+			      unsigned long obj, struct module **mod,
+			      char *error, char *sym, char *name)
 {
 	const struct xk_ioc_span *d = &v->desc;
 	const struct xk_ioc_imm *m = &d->imms[0];
-	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN];
 	unsigned long size, field = obj + d->start;
 	u8 live[8], def[8];
 	int err = -ESTALE;
@@ -294,6 +296,28 @@ refuse:
 	if (*mod)
 		module_put(*mod);
 	*mod = NULL;
+	return err;
+}
+
+/*
+ * check_candidate_at with kallsyms' names on the heap: on the stack they
+ * pass Debian's CONFIG_FRAME_WARN (2048) but not the 1024 of smaller
+ * configurations. At load, under xk_lock.
+ */
+static int check_candidate(const struct xk_var *v, int idx, unsigned long obj,
+			   struct module **mod, char *error)
+{
+	struct {
+		char sym[KSYM_SYMBOL_LEN];
+		char name[KSYM_NAME_LEN];
+	} *w = kmalloc(sizeof(*w), GFP_KERNEL);
+	int err;
+
+	*mod = NULL;
+	if (!w)
+		return xk_error(error, "span %d: out of memory", idx), -ENOMEM;
+	err = check_candidate_at(v, idx, obj, mod, error, w->sym, w->name);
+	kfree(w);
 	return err;
 }
 
