@@ -1569,8 +1569,7 @@ static int add_build_impl(const struct xk_kernel_opts *opts, const char *dir,
 	{
 		char mod_path[XK_PATH_MAX + 32], log[XK_PATH_MAX];
 		const char *argv[] = { "make", "-s", "-C", tree, mod_path,
-				       "INSTALL_MOD_STRIP=1", "modules_install",
-				       NULL };
+				       "modules_install", NULL };
 		struct xk_cmd cmd = { .argv = argv };
 
 		err = xk_snprintf(mod_path, sizeof(mod_path),

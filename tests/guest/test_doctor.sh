@@ -69,7 +69,13 @@ ln -s "$(dirname "$(dirname "$real")")/debs" "$C/debs"
 for f in "$real"/* "$real"/.stamp-*; do
 	case ${f##*/} in kallsyms|.stamp-symbols|vm) ;; *) ln -s "$f" "$C/kernels/$R/" ;; esac
 done
-out=$(XK_CACHE=$C $XK kernel fetch --release "$R" 2>&1) || fail "fetch in host mode: $out"
+if [ "$($XK kernel info --field version)" = self-built ]; then
+	# a kernel built from source is added, not fetched
+	out=$(XK_CACHE=$C $XK kernel use --build-dir "$($XK kernel info --field source)" 2>&1) ||
+		fail "build dir in host mode: $out"
+else
+	out=$(XK_CACHE=$C $XK kernel fetch --release "$R" 2>&1) || fail "fetch in host mode: $out"
+fi
 log "$out"
 grep -q "recorded the kernel's symbols from this host's /proc/kallsyms" <<< "$out" ||
 	fail "the fetch did not read this host's symbols"
