@@ -10,7 +10,8 @@
 # cores; kept, and rebuilt only when the configuration changes). Then
 # tests/kernels.sh runs on it with XK_BUILD_DIR: a cache of its own where
 # xk kernel use --build-dir adds it, this tree built for it, the analysis
-# on its objects, and the guest tests every kernel must pass, booted on it.
+# on its objects, and the guest tests every kernel must pass (but one, see
+# below), booted on it.
 # TAP; the status is 0 when every test passed.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 125
@@ -55,4 +56,10 @@ make -j"$(nproc)" > "$out/build.log" 2>&1 || {
 release=$(cat include/config/kernel.release)
 echo "ok - $release built in $(($(date +%s) - start)) s"
 cd "$top" || exit 1
-XK_BUILD_DIR=$src KERNELS=$release tests/kernels.sh
+# every kernel's guest tests but test_settle, which reads the immediates
+# Debian's build of blk_add_rq_to_plug has (this configuration compiles it
+# without them: xk settle keeps that span's probe and says why)
+XK_BUILD_DIR=$src KERNELS=$release TESTS="test_module_load test_kprobes
+	test_doctor test_refusals test_global_transition test_pertask_transition
+	test_transaction test_unload_busy test_retune_blk test_retune_shrink
+	test_status_addresses test_policy_blk test_retune_golden" tests/kernels.sh
