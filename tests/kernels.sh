@@ -34,14 +34,16 @@ for r in $kernels; do
 	work=$top/build/kernels/$r
 	cache=$base-$r
 	start=$(date +%s)
-	echo "# $r: fetched into $cache, this tree built in $work"
+	how=fetched
+	[ -n "${XK_BUILD_DIR:-}" ] && how="built in $XK_BUILD_DIR, added"
+	echo "# $r: $how into $cache, this tree built in $work"
 	if ! scripts/kernel-tree.sh "$r" "${REAL[@]}" -- "${GOLDEN[@]}" 2>&1 |
 		sed 's/^/#   /'; then
 		echo "not ok - $r: fetch, build or tables"
 		failed=$((failed + 1))
 		continue
 	fi
-	echo "ok - $r: fetched, built and analysed in $(($(date +%s) - start)) s"
+	echo "ok - $r: ${how##* }, built and analysed in $(($(date +%s) - start)) s"
 	list=()
 	for t in "${TESTS[@]}"; do list+=("tests/guest/$t.sh"); done
 	(cd "$work" && XK_CACHE=$cache build/xk vm run --timeout 2400 -- \
