@@ -48,11 +48,13 @@ static bool same_function_called(const struct xk_sym *fa, const struct xk_insn *
 }
 
 /*
- * Padding: a NOP of any length, or xchg %ax,%ax (66 90), which the
- * assembler puts before an aligned loop head. How much it puts depends on
- * where the section's layout placed the function (a loop aligned to 32
- * bytes in a function aligned to 16, as gcc-14 emits), so a function that
- * only moved may pad otherwise.
+ * Padding: a NOP of any length, or xchg of a register with itself in 16 or
+ * 64 bits (xchg %ax,%ax, 66 90), which the assembler puts before an
+ * aligned loop head. How much it puts depends on where the section's
+ * layout placed the function (a loop aligned to 32 bytes in a function
+ * aligned to 16, as gcc-14 emits), so a function that only moved may pad
+ * otherwise. A 32-bit xchg of a register with itself (87 c0) is no NOP: it
+ * clears the upper half of the 64-bit register.
  */
 static bool is_padding(const struct xk_insn *in)
 {
@@ -61,7 +63,8 @@ static bool is_padding(const struct xk_insn *in)
 	if (in->id == X86_INS_NOP)
 		return true;
 	return in->id == X86_INS_XCHG && in->x86.op_count == 2 &&
-	       a->type == X86_OP_REG && b->type == X86_OP_REG && a->reg == b->reg;
+	       a->type == X86_OP_REG && b->type == X86_OP_REG &&
+	       a->reg == b->reg && a->size != 4;
 }
 
 /* The index of the first instruction at or after i that is no padding. */
