@@ -73,6 +73,11 @@ static const char in_root_sh[] =
 	"/boot|/lost+found) continue;; esac\n"
 	"  mkdir -p \"$root$d\" && mount --rbind \"$d\" \"$root$d\" || exit 126\n"
 	"done\n"
+	"case $(pwd)/ in /usr/*|/bin/*|/sbin/*|/lib/*|/lib32/*|/lib64/*|/libx32/*|"
+	"/etc/*|/var/*|/boot/*)\n"
+	"  echo \"xk: the working directory $(pwd) is the toolchain root's own "
+	"there, not this host's\" >&2; exit 126;;\n"
+	"esac\n"
 	"exec chroot \"$root\" /bin/sh -c 'cd \"$0\" && exec \"$@\"' \"$(pwd)\" \"$@\"\n";
 
 static const char **argv_in_root(const struct xk_cmd *cmd)
@@ -105,6 +110,14 @@ static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
 	if (cmd->root && *cmd->root) {
 		char sh[XK_PATH_MAX];
 
+		if (cmd->root[0] != '/')
+			return xk_err(-EINVAL, "cannot run %s: the toolchain root "
+					       "%s is no absolute path",
+				      cmd->argv[0], cmd->root);
+		if (geteuid())
+			return xk_err(-EPERM, "cannot run %s in the toolchain root "
+					      "%s: only root can (a mount namespace "
+					      "and chroot)", cmd->argv[0], cmd->root);
 		if (xk_snprintf(sh, sizeof(sh), "%s/bin/sh", cmd->root) ||
 		    access(sh, X_OK))
 			return xk_err(-ENOENT, "cannot run %s: the toolchain "

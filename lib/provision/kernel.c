@@ -390,6 +390,10 @@ static int make_toolchain(const char *cache, const char *suite, char *root,
 
 	if (!mirror || !*mirror)
 		mirror = "http://deb.debian.org/debian";
+	if (strpbrk(mirror, " \t\n\r#"))
+		return xk_err(-EINVAL, "XK_DEBIAN_MIRROR '%s' is no mirror URL "
+				       "(it holds a space, a line break or #)",
+			      mirror);
 	err = xk_snprintf(root, size, "%s/toolchains/%s", cache, suite) ?:
 	      xk_snprintf(ready, sizeof(ready), "%s/.xk-ready", root) ?:
 	      xk_snprintf(log, sizeof(log), "%s/toolchains/%s.log", cache, suite);
@@ -398,6 +402,10 @@ static int make_toolchain(const char *cache, const char *suite, char *root,
 	if (xk_exists(ready))
 		return 0;
 	/* its commands see the host's files outside the system's directories */
+	if (cache[0] != '/')
+		return xk_err(-EINVAL, "the cache %s is no absolute path, which "
+				       "%s's toolchain root needs: set XK_CACHE "
+				       "to one", cache, suite);
 	for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++)
 		if (!strncmp(cache, system_dirs[i], strlen(system_dirs[i])))
 			return xk_err(-EINVAL, "the cache %s lies in a system "
@@ -518,6 +526,12 @@ static int fill_paths(struct xk_kernel *k, const char *cache,
 	if (err)
 		return xk_err(err, "cache path too long: %s", cache);
 	return 0;
+}
+
+/* Whether k's directory is a kernel added with xk kernel use --build-dir. */
+static bool is_self_built(const struct xk_kernel *k)
+{
+	return stamped(k, "self-built");
 }
 
 /*
@@ -969,7 +983,7 @@ static int host_symbols(const struct xk_kernel *k, const char *syms,
  */
 static int record_symbols(struct xk_kernel *k)
 {
-	char vml[XK_PATH_MAX], script[XK_PATH_MAX], cmd[XK_PATH_MAX * 3];
+	char vml[XK_PATH_MAX], script[XK_PATH_MAX];
 	char syms[XK_PATH_MAX], log[XK_PATH_MAX];
 	const char *argv[] = { "cat", "/proc/kallsyms", NULL };
 	struct xk_vm_result res = { 0 };
@@ -981,14 +995,15 @@ static int record_symbols(struct xk_kernel *k)
 	      xk_snprintf(script, sizeof(script), "%s/scripts/extract-vmlinux",
 			  k->source) ?:
 	      xk_snprintf(syms, sizeof(syms), "%s/kallsyms", k->dir) ?:
-	      xk_snprintf(log, sizeof(log), "%s/symbols.log", k->dir) ?:
-	      xk_snprintf(cmd, sizeof(cmd), "sh '%s' '%s' > '%s.tmp' && mv '%s.tmp' '%s'",
-			  script, k->vmlinuz, vml, vml, vml);
+	      xk_snprintf(log, sizeof(log), "%s/symbols.log", k->dir);
 	if (err)
 		return err;
 	pr_info("extracting vmlinux and recording the kernel's symbols\n");
 	{
-		const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
+		/* the paths as arguments, never inside the script's text */
+		const char *sh[] = { "/bin/sh", "-c",
+			"sh \"$1\" \"$2\" > \"$3.tmp\" && mv \"$3.tmp\" \"$3\"",
+			"extract-vmlinux", script, k->vmlinuz, vml, NULL };
 		struct xk_cmd c = { .argv = sh, .log_path = log };
 
 		err = xk_run_step("extract-vmlinux", &c);
@@ -1024,7 +1039,7 @@ static int record_symbols(struct xk_kernel *k)
 /* kernel.info: written last, so a kernel with one was fetched to its end. */
 static int write_info(const struct xk_kernel *k)
 {
-	char path[XK_PATH_MAX], buf[1024];
+	char path[XK_PATH_MAX], buf[XK_PATH_MAX + 512];
 	int err;
 
 	err = xk_snprintf(buf, sizeof(buf),
@@ -1464,7 +1479,12 @@ static int xk_kernel_fetch_impl(const struct xk_kernel_opts *opts, struct xk_ker
 			return err;
 		release = resolved;
 	}
-	err = kernel_toolchain(cache, release, toolchain, sizeof(toolchain)) ?:
+	err = fill_paths(k, cache, release);
+	if (!err && is_self_built(k))
+		return xk_err(-EEXIST, "%s in the cache is a kernel built from "
+				       "source (xk kernel use --build-dir), not "
+				       "Debian's: nothing to fetch", release);
+	err = err ?: kernel_toolchain(cache, release, toolchain, sizeof(toolchain)) ?:
 	      resolve_packages(release, &p, toolchain) ?:
 	      fill_paths(k, cache, release) ?:
 	      xk_strlcpy(k->toolchain, toolchain, sizeof(k->toolchain)) ?:
@@ -1559,9 +1579,17 @@ static int add_build_impl(const struct xk_kernel_opts *opts, const char *dir,
 					       "same release would be taken for "
 					       "it: build yours with another "
 					       "LOCALVERSION", release);
+	} else if (xk_exists(k->dir) && !is_self_built(k)) {
+		return xk_err(-EEXIST, "%s holds an unfinished fetch of Debian's "
+				       "kernel %s: remove it, or build yours "
+				       "with another LOCALVERSION", k->dir,
+			      release);
 	}
-	unlink(info);
-	err = build_paths(k, tree) ?:
+	/* a kernel added again starts afresh: no module, symbol, object or
+	 * table of an earlier build of the tree stays */
+	xk_rm_rf(k->dir);
+	err = xk_mkdir_p(k->dir) ?: stamp(k, "self-built") ?:
+	      build_paths(k, tree) ?:
 	      xk_strlcpy(k->version, "self-built", sizeof(k->version)) ?:
 	      xk_mkdir_p(k->root);
 	if (err)
@@ -1583,9 +1611,6 @@ static int add_build_impl(const struct xk_kernel_opts *opts, const char *dir,
 	if (err)
 		return err;
 	k->source_prepared = true;
-	/* symbols of an earlier build of the same release are another's */
-	if (!stamp_path(k, "symbols", path, sizeof(path)))
-		unlink(path);
 	err = record_symbols(k);
 	if (!err) {
 		char buf[XK_PATH_MAX + 512];

@@ -148,7 +148,25 @@ kernel_build_dir() {
 	info=$(cat "$cache/kernels/$r/kernel.info")
 	local chosen=no
 	[ -e "$cache/target" ] && chosen=yes
+	# an unfinished fetch of Debian's kernel is no self-built one either
+	rm "$cache/kernels/$r/kernel.info"
+	local unfinished
+	unfinished=$(XK_CACHE=$cache $XK kernel use --build-dir "$d" 2>&1)
+	local unfinished_st=$?
+	local left
+	left=$(ls -A "$cache/kernels/$r")
+	# a self-built release is not fetched from Debian
+	mkdir -p "$cache/kernels/6.12.118-mine"
+	touch "$cache/kernels/6.12.118-mine/.stamp-self-built"
+	local fetched
+	fetched=$(XK_CACHE=$cache $XK kernel fetch --release 6.12.118-mine 2>&1)
+	local fetched_st=$?
 	rm -rf "$cache" "$d"
+	expect_eq "unfinished fetch: status" $unfinished_st 1
+	expect_match "unfinished fetch: named" "$unfinished" "holds an unfinished fetch of Debian's kernel"
+	expect_eq "unfinished fetch: kept" "$left" ".stamp-unpack"
+	expect_eq "fetch of a self-built release: status" $fetched_st 1
+	expect_match "fetch of a self-built release: named" "$fetched" "is a kernel built from source"
 	expect_eq "Debian's release: status" $st 1
 	expect_match "Debian's release: named" "$out" "the cache holds Debian's kernel ${r//+/[+]}"
 	expect_eq "Debian's kernel kept" "$info" "release=$r

@@ -60,6 +60,10 @@ static bool is_padding(const struct xk_insn *in)
 {
 	const cs_x86_op *a = &in->x86.operands[0], *b = &in->x86.operands[1];
 
+	/* no site the kernel patches: a jump label's, an alternative's, or
+	 * one a relocation covers */
+	if (in->jump_label || in->alt_site || in->alt_differs || in->has_reloc)
+		return false;
 	if (in->id == X86_INS_NOP)
 		return true;
 	return in->id == X86_INS_XCHG && in->x86.op_count == 2 &&
