@@ -11,7 +11,10 @@
  * The version is never hard-coded: without a release the current candidate
  * of linux-source-6.12 picks the upstream version, and the cloud-amd64 image
  * of that exact package version is fetched. With a release (uname -r of a
- * Debian host), the same steps run for that kernel.
+ * Debian host), the same steps run for that kernel; one of another Debian
+ * release than the host's is resolved, downloaded and built in its suite's
+ * toolchain root (make_toolchain). A kernel built from source is added with
+ * its tree as source and headers (xk_kernel_add_build), never fetched.
  *
  * The cache may hold several kernels; which one a command acts on (the
  * target) follows the rules of include/xk/provision.h, and only an explicit
