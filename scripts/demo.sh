@@ -9,7 +9,9 @@
 #
 # RELEASE=R (make demo RELEASE=R): that kernel; one the default cache lacks
 # is fetched into a cache of its own and this tree built for it apart
-# (scripts/kernel-tree.sh), and the demo runs from there.
+# (scripts/kernel-tree.sh), and the demo runs from there; with
+# XK_BUILD_DIR=DIR, R is the kernel built from source in DIR, added instead
+# of fetched (xk kernel use --build-dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -n "${RELEASE:-}" ]; then
@@ -17,7 +19,9 @@ if [ -n "${RELEASE:-}" ]; then
 		>/dev/null 2>&1; then
 		XK_RELEASE=$RELEASE
 	else
-		echo "== $RELEASE: fetched into a cache of its own, this tree built for it"
+		how="fetched into a cache of its own"
+		[ -n "${XK_BUILD_DIR:-}" ] && how="added from $XK_BUILD_DIR to a cache of its own"
+		echo "== $RELEASE: $how, this tree built for it"
 		if ! out=$(scripts/kernel-tree.sh "$RELEASE" BLK_MAX_REQUEST_COUNT); then
 			echo "demo: $RELEASE could not be fetched, built or analysed" >&2
 			exit 1
@@ -31,7 +35,7 @@ fi
 # (xk help kernel; xk names the cause when there is none)
 XK_RELEASE=${XK_RELEASE:-$(build/xk -q kernel info --field release)}
 export XK_RELEASE
-echo "== offline: analysing BLK_MAX_REQUEST_COUNT in the stock kernel's objects"
+echo "== offline: analysing BLK_MAX_REQUEST_COUNT in the kernel's objects"
 build/xk gen --explain BLK_MAX_REQUEST_COUNT
 echo
 echo "== online: booting $XK_RELEASE under QEMU"
