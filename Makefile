@@ -165,6 +165,14 @@ check-debian: all deb
 check-kernels: all
 	tests/kernels.sh
 
+# a retuned kernel against the kernel compiled with the value: one constant
+# at least of every span form set live and, on the same workload, compiled
+# in by a livepatch (the golden module: compiled with the values), in the
+# deterministic guest: tests/fidelity/ab.sh
+.PHONY: check-fidelity
+check-fidelity: all
+	KHEADERS=$(KHEADERS) tests/fidelity/ab.sh
+
 # the same tests on a kernel built from the cached source with a small
 # configuration, added with xk kernel use --build-dir: tests/selfbuilt.sh
 .PHONY: check-selfbuilt
@@ -186,7 +194,7 @@ clean:
 	rm -rf $(BUILD)
 
 # (not those of the kernels' trees and copies under build/)
--include $(shell find $(BUILD) \( -path $(BUILD)/kernels -o -path $(BUILD)/selfbuilt \) -prune -o -name '*.d' -type f -print 2>/dev/null)
+-include $(shell find $(BUILD) \( -path $(BUILD)/kernels -o -path $(BUILD)/selfbuilt -o -path $(BUILD)/fidelity \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # ---- bench/lebench: a LEBench-style suite of core operations ----
 # static, so the guest needs nothing of it (bench/lebench.sh, docs/lebench.md)

@@ -18,15 +18,17 @@
  * object whose references to vmlinux's unexported symbols become livepatch
  * relocations, linked by Kbuild with a generated klp_patch.
  */
-#define XK_KLP_MAX_FUNCS 8
+#define XK_KLP_MAX_FUNCS 32
 struct xk_klp_result {
 	char ko[XK_PATH_MAX];	/* the module */
 	char name[64];		/* its name (/sys/kernel/livepatch/NAME) */
 	int nr_funcs;
 	char func[XK_KLP_MAX_FUNCS][128];
 	char object[XK_KLP_MAX_FUNCS][128];
+	size_t sympos[XK_KLP_MAX_FUNCS];	/* old_sympos: 0 unique, else 1.. */
 	int relocs_section, relocs_exported, relocs_klp;
 	int special_entries;	/* __jump_table, __bug_table, ... entries */
+	int fresh_statics;	/* once-flags and the like, the patch's own */
 	double seconds;
 };
 int xk_klp_build(const struct xk_kernel *k, struct xk_constant *c,

@@ -126,6 +126,132 @@ static bool reloc_type_ok(uint32_t type)
 	       type == R_X86_64_PLT32 || type == R_X86_64_PC64;
 }
 
+/* A function or data object with a name: what a reference can name. */
+static bool named_kind(const struct xk_sym *y)
+{
+	int type = GELF_ST_TYPE(y->sym.st_info);
+
+	return y->name[0] && (type == STT_FUNC || type == STT_OBJECT);
+}
+
+/* Object o's function or data object called name, or NULL. */
+static const struct xk_sym *named_symbol(const struct xk_obj *o, const char *name)
+{
+	for (size_t i = 0; i < o->nr_syms; i++)
+		if (named_kind(&o->syms[i]) && !strcmp(o->syms[i].name, name))
+			return &o->syms[i];
+	return NULL;
+}
+
+/*
+ * The symbol of section s that holds offset off, for a reference through
+ * the section's symbol to a section holding several (a named section such
+ * as .data..read_mostly, __dyndbg or .data..percpu, which -fdata-sections
+ * does not split): the one whose bytes cover off, or NULL when none or
+ * several do. The linker keeps an input section whole, so any symbol of it
+ * resolves the reference to the same address.
+ */
+static const struct xk_sym *symbol_at(const struct xk_obj *o,
+				      const struct xk_sec *s, int64_t off)
+{
+	const struct xk_sym *found = NULL;
+
+	for (size_t i = 0; i < o->nr_syms; i++) {
+		const struct xk_sym *y = &o->syms[i];
+
+		if (y->sec != s || !named_kind(y) ||
+		    off < (int64_t)y->sym.st_value ||
+		    off >= (int64_t)(y->sym.st_value + y->sym.st_size))
+			continue;
+		if (found && found->sym.st_value != y->sym.st_value)
+			return NULL;
+		if (!found || GELF_ST_BIND(y->sym.st_info) == STB_GLOBAL)
+			found = y;
+	}
+	return found;
+}
+
+/*
+ * Which of vmlinux's own symbols called name object orig's is: its position,
+ * 1-based in kallsyms order (address), as the livepatch core counts
+ * (klp_find_object_symbol); own is how many vmlinux has. The object as the
+ * kernel compiled it (orig: without -fdata-sections, as shipped) places y
+ * in its section beside the section's other symbols, and the linker keeps
+ * an input section whole: a candidate is the one when every other symbol
+ * of that section that vmlinux lists lies at the same distance from it
+ * there. Refuses (-ENOTSUP) when no candidate or several fit.
+ */
+static int local_position(const struct klp_vmlinux *vm, const struct xk_obj *orig,
+			  const char *name, size_t own, size_t *pos)
+{
+	const struct xk_sym *at = orig ? named_symbol(orig, name) : NULL;
+	const struct xk_ksym *first;
+	size_t n, k = 0, fits = 0;
+
+	if (!at || !at->sec)
+		return xk_err(-ENOTSUP, "vmlinux has %zu symbols named %s: cannot "
+					"tell its position (not in the object as built)",
+			      own, name);
+	n = xk_kallsyms_lookup(&vm->ks, name, &first);
+	for (size_t c = 0; c < n; c++) {
+		unsigned long long base = first[c].addr - at->sym.st_value;
+		bool fit = true;
+
+		if (first[c].module)
+			continue;
+		k++;
+		for (size_t i = 0; i < orig->nr_syms && fit; i++) {
+			const struct xk_sym *a = &orig->syms[i];
+			const struct xk_ksym *ka;
+			size_t na;
+			bool listed = false, there = false;
+
+			/* a weak definition another overrides is not listed
+			 * under its name where it lies */
+			if (a->sec != at->sec || a == at || !named_kind(a) ||
+			    GELF_ST_BIND(a->sym.st_info) == STB_WEAK)
+				continue;
+			na = xk_kallsyms_lookup(&vm->ks, a->name, &ka);
+			for (size_t j = 0; j < na; j++) {
+				if (ka[j].module)
+					continue;
+				listed = true;
+				there |= ka[j].addr == base + a->sym.st_value;
+			}
+			fit = !listed || there;
+		}
+		if (fit) {
+			*pos = k;
+			fits++;
+		}
+	}
+	if (fits != 1)
+		return xk_err(-ENOTSUP, "vmlinux has %zu symbols named %s and %zu "
+					"fit its place among the other symbols of %s: "
+					"cannot tell its position", own, name, fits,
+			      at->sec->name);
+	return 0;
+}
+
+/*
+ * The old function a changed one of object orig replaces: its position
+ * among vmlinux's functions of that name (0: the only one, the livepatch's
+ * old_sympos), or -ENOTSUP when vmlinux has none or cannot tell which.
+ */
+static int old_position(const struct klp_vmlinux *vm, const struct xk_obj *orig,
+			const char *name, size_t *pos)
+{
+	const struct xk_ksym *first;
+	size_t nr = xk_kallsyms_lookup(&vm->ks, name, &first), own = 0;
+
+	*pos = 0;
+	for (size_t j = 0; j < nr; j++)
+		own += !first[j].module;
+	if (!own)
+		return xk_err(-ENOTSUP, "vmlinux has no function named %s", name);
+	return own == 1 ? 0 : local_position(vm, orig, name, own, pos);
+}
+
 /* The one symbol a section holds (its section symbol aside), or NULL. */
 static const struct xk_sym *only_symbol(const struct xk_obj *o,
 					const struct xk_sec *s)
@@ -148,8 +274,8 @@ static const struct xk_sym *only_symbol(const struct xk_obj *o,
 }
 
 int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
-		 const bool *copied, const struct xk_rela *r,
-		 struct klp_ref *ref)
+		 const struct xk_obj *orig, const bool *copied,
+		 const struct xk_rela *r, struct klp_ref *ref)
 {
 	const struct xk_sym *y = r->sym;
 	const struct xk_ksym *first;
@@ -173,7 +299,12 @@ int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 	}
 	if (GELF_ST_TYPE(y->sym.st_info) == STT_SECTION) {
 		const struct xk_sym *named = y->sec ? only_symbol(o, y->sec) : NULL;
+		/* what a PC-relative reference reads lies past its field */
+		bool pcrel = r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32 ||
+			     r->type == R_X86_64_PC64;
 
+		if (!named && y->sec)
+			named = symbol_at(o, y->sec, r->addend + (pcrel ? 4 : 0));
 		if (!named)
 			return xk_err(-ENOTSUP, "%s: a reference to section %s, "
 						"which holds no single symbol",
@@ -192,11 +323,12 @@ int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 	if (!n)
 		return xk_err(-ENOTSUP, "%s: %s is neither exported nor in vmlinux's "
 					"kallsyms", o->path, y->name);
-	if (n > 1)
-		/* which of them is this object's needs the link order
-		 * (kpatch's lookup.c); no span's function needs it yet */
-		return xk_err(-ENOTSUP, "%s: vmlinux has %zu symbols named %s: "
-					"cannot tell its position", o->path, n, y->name);
+	if (n > 1) {
+		int err = local_position(vm, orig, y->name, n, &pos);
+
+		if (err)
+			return err;
+	}
 	ref->kind = KLP_REF_KLP;
 	return xk_snprintf(ref->name, sizeof(ref->name), KLP_SYM_PREFIX "%s,%zu",
 			   y->name, pos);
@@ -206,6 +338,7 @@ int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 
 struct klp_pair {
 	char base[XK_PATH_MAX], new[XK_PATH_MAX];
+	char orig[XK_PATH_MAX];	/* the default, as the kernel compiled it */
 };
 
 static int run_sh(const struct tree *t, const char *script, const char *log)
@@ -233,6 +366,7 @@ static int build_pair(const struct tree *t, const struct xk_constant *c,
 	      xk_snprintf(unit_path, sizeof(unit_path), "%s/%s.i", dir, stem) ?:
 	      xk_snprintf(p->base, sizeof(p->base), "%s/%s.base.o", dir, stem) ?:
 	      xk_snprintf(p->new, sizeof(p->new), "%s/%s.new.o", dir, stem) ?:
+	      xk_snprintf(p->orig, sizeof(p->orig), "%s/%s.orig.o", dir, stem) ?:
 	      recorded_command(t, obj, &cmd, src, sizeof(src));
 	if (err)
 		goto out;
@@ -249,6 +383,14 @@ static int build_pair(const struct tree *t, const struct xk_constant *c,
 		goto out;
 	for (char *q; (q = strstr(cmd, "-include "));)
 		memset(q, ' ', strlen("-include ") + strcspn(q + 9, " "));
+	/* the default as the kernel compiled it: where local data lies in
+	 * its sections (local_position) */
+	free(script);
+	script = NULL;
+	if (asprintf(&script, "%s -fpreprocessed -fdirectives-only -c -o %s %s",
+		     cmd, p->orig, unit_path) < 0)
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+	err = err ?: run_sh(t, script, log);
 	for (int v = 0; v < 2 && !err; v++) {
 		free(script);
 		script = NULL;
@@ -415,6 +557,7 @@ struct out_glob {
 
 struct patch {
 	const struct klp_vmlinux *vm;
+	const struct xk_obj *orig;	/* the object being added, as built */
 	struct out_sec secs[64];
 	size_t nr_secs;
 	struct out_glob globs[256];
@@ -483,7 +626,7 @@ static int add_rela(struct patch *p, const struct xk_obj *o, const bool *copied,
 	struct out_rela *or;
 	struct klp_ref ref;
 	size_t sym = 0;
-	int err = klp_classify(p->vm, o, copied, r, &ref);
+	int err = klp_classify(p->vm, o, p->orig, copied, r, &ref);
 
 	if (err)
 		return err;
@@ -606,9 +749,10 @@ static int copy_special(struct patch *p, const struct xk_obj *o, bool *copied,
 				if (emit)
 					err = add_rela(p, o, copied, os, x,
 						       at + x->offset - e * es);
-				else if (t && !(t->sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)) &&
+				else if (t && !(t->sh.sh_flags & SHF_WRITE) &&
 					 t->sh.sh_type == SHT_PROGBITS &&
-					 (!strncmp(t->name, ".rodata", 7) ||
+					 ((!strncmp(t->name, ".rodata", 7) &&
+					   !(t->sh.sh_flags & SHF_EXECINSTR)) ||
 					  !strcmp(t->name, ".altinstr_replacement")))
 					copied[t->index] = true;
 			}
@@ -687,6 +831,66 @@ static int relocate_whole(struct patch *p, const struct xk_obj *o,
 	return 0;
 }
 
+/*
+ * A function's static of its own that only records that something was done
+ * (a warning given once, a rate limit's state, a lock class key): the
+ * patch gets a fresh one, as kpatch does, rather than the kernel's, whose
+ * place in vmlinux the name cannot tell (vmlinux has dozens of
+ * __already_done.1). A warning the kernel gave may be given once more.
+ */
+static bool fresh_static(const char *name)
+{
+	static const char *const names[] = { "__key", "__warned", "__already_done",
+					     "__print_once", "_rs" };
+	size_t len = strcspn(name, ".");
+
+	if (!name[len])
+		return false;	/* a function's static is NAME.N */
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strlen(names[i]) == len && !strncmp(name, names[i], len))
+			return true;
+	return false;
+}
+
+/* Marks copied the sections of the fresh statics the changed code names. */
+static void mark_fresh_statics(struct patch *p, const struct xk_obj *o,
+			       const bool *changed, bool *copied)
+{
+	for (size_t i = 1; i < o->nr_secs; i++) {
+		const struct xk_sec *s = &o->secs[i];
+
+		for (size_t r = 0; changed[i] && r < s->nr_relas; r++) {
+			const struct xk_rela *x = &s->relas[r];
+			const struct xk_sym *y = x->sym;
+			bool pcrel = x->type == R_X86_64_PC32 || x->type == R_X86_64_PLT32;
+
+			if (y && y->sec && GELF_ST_TYPE(y->sym.st_info) == STT_SECTION)
+				y = only_symbol(o, y->sec) ?:
+				    symbol_at(o, y->sec, x->addend + (pcrel ? 4 : 0));
+			if (!y || !y->sec || copied[y->sec->index] ||
+			    (y->sec->sh.sh_flags & SHF_EXECINSTR) || !fresh_static(y->name))
+				continue;
+			copied[y->sec->index] = true;
+			p->res->fresh_statics++;
+		}
+	}
+}
+
+/*
+ * The name the patch gives function name's new code: xk_klp_NAME, with
+ * what C does not allow in a name ('.' of a .constprop.0 or .isra.0 copy)
+ * made '_', for the klp_func table of the generated source.
+ */
+static int new_func_name(const char *name, char *buf, size_t size)
+{
+	int err = xk_snprintf(buf, size, "xk_klp_%s", name);
+
+	for (char *q = buf; !err && *q; q++)
+		if (!isalnum((unsigned char)*q) && *q != '_')
+			*q = '_';
+	return err;
+}
+
 /* Adds object o's changed functions (changed[] by section) to the patch. */
 static int add_object(struct patch *p, const struct xk_obj *o, const bool *changed)
 {
@@ -697,6 +901,7 @@ static int add_object(struct patch *p, const struct xk_obj *o, const bool *chang
 	if (!copied)
 		return xk_err(-ENOMEM, "%s: out of memory", __func__);
 	memcpy(copied, changed, o->nr_secs * sizeof(*copied));
+	mark_fresh_statics(p, o, changed, copied);
 	mark_rodata(o, copied);
 	err = copy_whole(p, o, copied, &first);
 	/* the new functions, global, for the klp_func table */
@@ -708,7 +913,7 @@ static int add_object(struct patch *p, const struct xk_obj *o, const bool *chang
 
 		if (!f)
 			continue;
-		err = xk_snprintf(name, sizeof(name), "xk_klp_%s", f->name) ?:
+		err = new_func_name(f->name, name, sizeof(name)) ?:
 		      add_glob(p, name, i + 1, f->sym.st_value, f->sym.st_size, true, &g);
 	}
 	/* what the special entries read (strings, replacement code), and
@@ -906,12 +1111,15 @@ static int write_main(const struct xk_klp_result *res, const struct xk_constant 
 	int err = 0;
 
 	for (int i = 0; i < res->nr_funcs && !err; i++) {
-		char *f = funcs, *d = decls;
+		char *f = funcs, *d = decls, name[192];
 
-		if (asprintf(&funcs, "%s\t{ .old_name = \"%s\", .new_func = xk_klp_%s },\n",
-			     f ?: "", res->func[i], res->func[i]) < 0 ||
-		    asprintf(&decls, "%svoid xk_klp_%s(void);\n", d ?: "",
-			     res->func[i]) < 0)
+		err = new_func_name(res->func[i], name, sizeof(name));
+		if (err)
+			break;
+		if (asprintf(&funcs, "%s\t{ .old_name = \"%s\", .new_func = %s, "
+			     ".old_sympos = %zu },\n", f ?: "", res->func[i], name,
+			     res->sympos[i]) < 0 ||
+		    asprintf(&decls, "%svoid %s(void);\n", d ?: "", name) < 0)
 			err = xk_err(-ENOMEM, "%s: out of memory", __func__);
 		free(f);
 		free(d);
@@ -1191,7 +1399,7 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 	}
 	for (int i = 0; i < nr_objs && !err; i++) {
 		struct klp_pair pair;
-		struct xk_obj b, n;
+		struct xk_obj b, n, orig;
 		bool *changed = NULL;
 		int nr_changed = 0;
 
@@ -1208,6 +1416,13 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 			xk_obj_close(&b);
 			break;
 		}
+		err = xk_obj_open(&orig, pair.orig);
+		if (err) {
+			xk_obj_close(&n);
+			xk_obj_close(&b);
+			break;
+		}
+		p->orig = &orig;
 		changed = calloc(n.nr_secs, sizeof(*changed));
 		err = changed ? diff_objects(&b, &n, changed, &nr_changed) :
 				xk_err(-ENOMEM, "%s: out of memory", __func__);
@@ -1241,7 +1456,9 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 				err = xk_err(-E2BIG, "more than %d functions",
 					     XK_KLP_MAX_FUNCS);
 			else
-				err = xk_strlcpy(res->func[res->nr_funcs], f->name,
+				err = old_position(&vm, &orig, f->name,
+						   &res->sympos[res->nr_funcs]) ?:
+				      xk_strlcpy(res->func[res->nr_funcs], f->name,
 						 sizeof(res->func[0])) ?:
 				      xk_strlcpy(res->object[res->nr_funcs++], objs[i],
 						 sizeof(res->object[0]));
@@ -1257,20 +1474,11 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 					     objs[i], t->spans[j].func);
 		}
 		err = err ?: add_object(p, &n, changed);
+		p->orig = NULL;
 		free(changed);
+		xk_obj_close(&orig);
 		xk_obj_close(&n);
 		xk_obj_close(&b);
-	}
-	/* each old function must be unique in vmlinux: no old_sympos needed */
-	for (int i = 0; i < res->nr_funcs && !err; i++) {
-		const struct xk_ksym *first;
-		size_t nr = xk_kallsyms_lookup(&vm.ks, res->func[i], &first), own = 0;
-
-		for (size_t j = 0; j < nr; j++)
-			own += !first[j].module;
-		if (own != 1)
-			err = xk_err(-ENOTSUP, "vmlinux has %zu functions named %s",
-				     own, res->func[i]);
 	}
 	err = err ?: xk_snprintf(path, sizeof(path), "%s/xk_klp_diff.o", dir) ?:
 	      write_patch(p, path) ?:

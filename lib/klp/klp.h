@@ -41,12 +41,15 @@ struct klp_ref {
  * Resolves relocation r of a section copied from object o into the patch;
  * copied[i] says whether section i of o is copied. A reference to a section
  * that is not copied goes to the one symbol that section holds
- * (-fdata-sections, -ffunction-sections). Refuses (-ENOTSUP, the cause
+ * (-fdata-sections, -ffunction-sections), or in a named section holding
+ * several, to the one whose bytes the reference reads. A local name vmlinux
+ * lists more than once gets its position from orig, the same unit compiled
+ * as the kernel compiled it (NULL: refused). Refuses (-ENOTSUP, the cause
  * recorded) a relocation type the module loader does not apply, and a
- * symbol vmlinux does not list or lists more than once.
+ * symbol vmlinux does not list or whose position cannot be told.
  */
 int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
-		 const bool *copied, const struct xk_rela *r,
-		 struct klp_ref *ref);
+		 const struct xk_obj *orig, const bool *copied,
+		 const struct xk_rela *r, struct klp_ref *ref);
 
 #endif

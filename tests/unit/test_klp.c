@@ -51,7 +51,7 @@ static void classify_all(const struct xk_obj *o, const struct xk_sec *s,
 	for (size_t i = 0; i < s->nr_relas; i++) {
 		struct klp_ref ref;
 
-		if (klp_classify(&vm, o, copied, &s->relas[i], &ref)) {
+		if (klp_classify(&vm, o, NULL, copied, &s->relas[i], &ref)) {
 			r->refused++;
 			continue;
 		}
@@ -132,7 +132,7 @@ static int relocations_of_blk_add_rq_to_plug(void)
 			if (key->type != R_X86_64_PC64 || !code ||
 			    code->sym->sec != text)
 				continue;
-			CHECK(klp_classify(&vm, &o, copied, key, &ref) == 0);
+			CHECK(klp_classify(&vm, &o, NULL, copied, key, &ref) == 0);
 			CHECK(ref.kind == KLP_REF_KLP);
 			CHECK(!strcmp(ref.name, ".klp.sym.vmlinux.__tracepoint_block_plug,0"));
 			keys++;
@@ -171,14 +171,105 @@ static int refusals(void)
 	printf("#   a name vmlinux lists twice: %s\n", dup->name);
 	fake = (struct xk_rela){ .offset = 0x10, .type = R_X86_64_PC32, .addend = -4,
 				 .sym = (struct xk_sym *)dup };
-	CHECK(klp_classify(&vm, &o, copied, &fake, &ref) == -ENOTSUP);
+	CHECK(klp_classify(&vm, &o, NULL, copied, &fake, &ref) == -ENOTSUP);
 	CHECK(strstr(xk_last_error(), "cannot tell its position"));
 	/* a relocation type the module loader does not apply */
 	fake.type = R_X86_64_GOTPCREL;
-	CHECK(klp_classify(&vm, &o, copied, &fake, &ref) == -ENOTSUP);
+	CHECK(klp_classify(&vm, &o, NULL, copied, &fake, &ref) == -ENOTSUP);
 	CHECK(strstr(xk_last_error(), "not one the module loader applies"));
 	free(copied);
 	xk_obj_close(&o);
+	return 0;
+}
+
+/*
+ * A local name vmlinux lists more than once: its position comes from the
+ * object as the kernel compiled it (blk-mq.orig.o), checked here against a
+ * global function of the same section, which vmlinux lists once
+ */
+static int a_repeated_name_gets_its_position_from_the_object_as_built(void)
+{
+	struct xk_obj o, orig;
+	const struct xk_sym *dup = NULL, *at = NULL, *anchor = NULL;
+	const struct xk_ksym *first, *ka;
+	struct xk_rela rel;
+	struct klp_ref ref;
+	unsigned long long want;
+	size_t n, pos;
+	bool *copied;
+
+	CHECK(build_once() == 0);
+	CHECK(xk_obj_open(&o, DIR "/blk-mq.new.o") == 0);
+	CHECK(xk_obj_open(&orig, DIR "/blk-mq.orig.o") == 0);
+	copied = calloc(o.nr_secs, sizeof(*copied));
+	CHECK(copied);
+	/* a name vmlinux lists more than once, with another symbol of its
+	 * section in the object as built that vmlinux lists once */
+	for (size_t i = 0; i < o.nr_syms && !anchor; i++) {
+		const struct xk_sym *y = &o.syms[i];
+
+		if (!y->name[0] || (GELF_ST_TYPE(y->sym.st_info) != STT_FUNC &&
+				    GELF_ST_TYPE(y->sym.st_info) != STT_OBJECT) ||
+		    klp_exported(&vm, y->name) ||
+		    xk_kallsyms_lookup(&vm.ks, y->name, &first) < 2)
+			continue;
+		dup = y;
+		at = NULL;
+		for (size_t j = 0; j < orig.nr_syms; j++)
+			if (!strcmp(orig.syms[j].name, y->name) &&
+			    GELF_ST_TYPE(orig.syms[j].sym.st_info) ==
+			    GELF_ST_TYPE(y->sym.st_info))
+				at = &orig.syms[j];
+		for (size_t j = 0; at && j < orig.nr_syms && !anchor; j++) {
+			const struct xk_sym *a = &orig.syms[j];
+
+			if (a->sec == at->sec && a != at && a->name[0] &&
+			    GELF_ST_TYPE(a->sym.st_info) != STT_SECTION &&
+			    GELF_ST_BIND(a->sym.st_info) != STB_WEAK &&
+			    xk_kallsyms_lookup(&vm.ks, a->name, &ka) == 1 && !ka->module)
+				anchor = a;
+		}
+	}
+	CHECK(anchor);
+	xk_kallsyms_lookup(&vm.ks, anchor->name, &ka);
+	want = ka->addr - anchor->sym.st_value + at->sym.st_value;
+	rel = (struct xk_rela){ .offset = 0x10, .type = R_X86_64_PLT32, .addend = -4,
+				.sym = (struct xk_sym *)dup };
+	CHECK(klp_classify(&vm, &o, &orig, copied, &rel, &ref) == 0);
+	CHECK(ref.kind == KLP_REF_KLP);
+	CHECK(sscanf(strrchr(ref.name, ',') + 1, "%zu", &pos) == 1);
+	n = xk_kallsyms_lookup(&vm.ks, dup->name, &first);
+	printf("#   %s (%s): %zu in vmlinux, position %zu, where %s places it: 0x%llx\n",
+	       dup->name, at->sec->name, n, pos, anchor->name, want);
+	CHECK(pos >= 1 && pos <= n);
+	CHECK(first[pos - 1].addr == want);
+	free(copied);
+	xk_obj_close(&orig);
+	xk_obj_close(&o);
+	return 0;
+}
+
+/*
+ * IORING_MAX_ENTRIES = 4096: io_uring_setup's lock class keys (__key.N,
+ * dozens in vmlinux, of size 0) become the patch's own, as kpatch does
+ */
+static int once_flags_and_keys_are_the_patchs_own(void)
+{
+	struct xk_constant c;
+	struct xk_scope t;
+	struct xk_klp_result r;
+	int err;
+
+	CHECK(gen(STOCK, "IORING_MAX_ENTRIES", &t) == 0);
+	CHECK(xk_constant_resolve(STOCK, "IORING_MAX_ENTRIES", &c) == 0);
+	err = xk_klp_build(&kernel, &c, &t, 4096, DIR "-ioring", &r);
+	if (err)
+		printf("#   klp build: %s\n", xk_last_error());
+	xk_scope_free(&t);
+	CHECK(err == 0);
+	printf("#   %d functions, %d fresh statics, %d livepatch relocations\n",
+	       r.nr_funcs, r.fresh_statics, r.relocs_klp);
+	CHECK(r.fresh_statics >= 1);
 	return 0;
 }
 
@@ -223,6 +314,8 @@ int main(int argc, char **argv)
 		T(the_span_functions_are_the_changed_ones),
 		T(relocations_of_blk_add_rq_to_plug), T(refusals),
 		T(the_module_is_in_livepatch_form),
+		T(a_repeated_name_gets_its_position_from_the_object_as_built),
+		T(once_flags_and_keys_are_the_patchs_own),
 	};
 	int err;
 

@@ -124,6 +124,7 @@ int main(int argc, char **argv)
 	printf("relocations section=%d exported=%d livepatch=%d\n",
 	       res.relocs_section, res.relocs_exported, res.relocs_klp);
 	printf("special_entries %d\n", res.special_entries);
+	printf("fresh_statics %d\n", res.fresh_statics);
 	printf("seconds %.1f\n", res.seconds);
 	printf("ko %s\n", res.ko);
 	return 0;
