@@ -118,8 +118,35 @@ bulk_sizes() {	# io_uring's bulk request allocations under fio: the size most ma
 	echo 0 > $ev/enable
 	traced_values size | head -n 1 | cut -d' ' -f1
 }
-lo_gso_segs() {	# gso_max_segs of the loopback device of a new network namespace
-	unshare -n ip -d link show lo | grep -o "gso_max_segs [0-9]*" | cut -d' ' -f2
+gso_limits() {	# gso_max_segs of a new network namespace's lo (alloc_netdev_mqs),
+	# and BPF_PROG_TEST_RUN's check of a context's gso_segs (2000, 500)
+	echo "lo $(unshare -n ip -d link show lo | grep -o "gso_max_segs [0-9]*" | cut -d' ' -f2)" \
+		"test_run $(python3 - <<'PY'
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def bpf(cmd, attr):			# the bpf(2) system call
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    r = libc.syscall(321, cmd, buf, len(attr))
+    return r, ctypes.get_errno()
+insns = struct.pack("<BBhi", 0xb7, 0, 0, 0) + struct.pack("<BBhi", 0x95, 0, 0, 0)
+ib, lic = ctypes.create_string_buffer(insns, 16), ctypes.create_string_buffer(b"GPL")
+# BPF_PROG_LOAD: a socket filter returning 0
+attr = struct.pack("<IIQQIIQII", 1, 2, ctypes.addressof(ib), ctypes.addressof(lic), 0, 0, 0, 0, 0)
+fd, err = bpf(5, attr + bytes(144 - len(attr)))
+if fd < 0:
+    raise SystemExit("BPF_PROG_LOAD: errno %d" % err)
+def run(segs):				# BPF_PROG_TEST_RUN, struct __sk_buff's gso_segs
+    data = ctypes.create_string_buffer(64)
+    ctx = bytearray(192)
+    struct.pack_into("<I", ctx, 164, segs)
+    cb = ctypes.create_string_buffer(bytes(ctx), 192)
+    a = struct.pack("<IIIIQQIIIIQQIII", fd, 0, 64, 0, ctypes.addressof(data), 0, 1, 0,
+                    192, 0, ctypes.addressof(cb), 0, 0, 0, 0)
+    r, e = bpf(10, a)
+    return "E%d" % e if r < 0 else "0"
+print("%s/%s" % (run(2000), run(500)))
+PY
+)"
 }
 
 # ---- the kernel's constants ----
