@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <capstone/capstone.h>
+
 #include "build.h"
 #include "klp.h"
 
@@ -141,6 +143,62 @@ static const struct xk_sym *named_symbol(const struct xk_obj *o, const char *nam
 		if (named_kind(&o->syms[i]) && !strcmp(o->syms[i].name, name))
 			return &o->syms[i];
 	return NULL;
+}
+
+/* The section of o whose relocation r is. */
+static const struct xk_sec *rela_section(const struct xk_obj *o,
+					 const struct xk_rela *r)
+{
+	for (size_t i = 1; i < o->nr_secs; i++)
+		if (o->secs[i].nr_relas && r >= o->secs[i].relas &&
+		    r < o->secs[i].relas + o->secs[i].nr_relas)
+			return &o->secs[i];
+	return NULL;
+}
+
+/*
+ * The offset from its symbol that relocation r of object o reads or names.
+ * A PC-relative field of an instruction counts from the instruction's end,
+ * which an immediate after the field moves (cmpb $0, x(%rip): addend -5
+ * for x itself): the instruction is decoded to find it. Elsewhere (data,
+ * absolute fields) the addend is the offset. -ENOTSUP when the instruction
+ * holding the field cannot be found.
+ */
+static int reference_offset(const struct xk_obj *o, const struct xk_rela *r,
+			    int64_t *off)
+{
+	const struct xk_sec *s = rela_section(o, r);
+	const uint8_t *code;
+	uint64_t addr = 0;
+	size_t size;
+	cs_insn *insn;
+	csh h;
+	int err = -ENOTSUP;
+
+	*off = r->addend;
+	if ((r->type != R_X86_64_PC32 && r->type != R_X86_64_PLT32) || !s ||
+	    !(s->sh.sh_flags & SHF_EXECINSTR))
+		return 0;
+	if (!s->data || cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return xk_err(-ENOTSUP, "%s: cannot decode %s", o->path, s->name);
+	code = s->data;
+	size = s->sh.sh_size;
+	insn = cs_malloc(h);
+	while (insn && cs_disasm_iter(h, &code, &size, &addr, insn)) {
+		if (insn->address + insn->size <= r->offset)
+			continue;
+		if (insn->address < r->offset &&
+		    r->offset + 4 <= insn->address + insn->size) {
+			*off = r->addend + (int64_t)(insn->address + insn->size - r->offset);
+			err = 0;
+		}
+		break;
+	}
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&h);
+	return err ? xk_err(err, "%s: no instruction of %s holds the field at 0x%llx",
+			    o->path, s->name, (unsigned long long)r->offset) : 0;
 }
 
 /*
@@ -299,12 +357,15 @@ int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 	}
 	if (GELF_ST_TYPE(y->sym.st_info) == STT_SECTION) {
 		const struct xk_sym *named = y->sec ? only_symbol(o, y->sec) : NULL;
-		/* what a PC-relative reference reads lies past its field */
-		bool pcrel = r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32 ||
-			     r->type == R_X86_64_PC64;
+		int64_t off;
 
-		if (!named && y->sec)
-			named = symbol_at(o, y->sec, r->addend + (pcrel ? 4 : 0));
+		if (!named && y->sec) {
+			int err = reference_offset(o, r, &off);
+
+			if (err)
+				return err;
+			named = symbol_at(o, y->sec, off);
+		}
 		if (!named)
 			return xk_err(-ENOTSUP, "%s: a reference to section %s, "
 						"which holds no single symbol",
@@ -312,7 +373,8 @@ int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 		ref->addend -= named->sym.st_value;
 		y = named;
 	}
-	if (klp_exported(vm, y->name)) {
+	/* a static of this object is not another's export of its name */
+	if (GELF_ST_BIND(y->sym.st_info) != STB_LOCAL && klp_exported(vm, y->name)) {
 		ref->kind = KLP_REF_EXPORTED;
 		return xk_strlcpy(ref->name, y->name, sizeof(ref->name));
 	}
@@ -586,6 +648,11 @@ static int add_glob(struct patch *p, const char *name, size_t sec,
 {
 	for (size_t i = 0; i < p->nr_globs; i++)
 		if (!strcmp(p->globs[i].name, name)) {
+			/* two functions of one name (statics of two objects,
+			 * foo.part.0 and foo_part_0) would share one new code */
+			if (sec || p->globs[i].sec)
+				return xk_err(-ENOTSUP, "two symbols named %s in the "
+							"patch", name);
 			*idx = i;
 			return 0;
 		}
@@ -852,6 +919,20 @@ static bool fresh_static(const char *name)
 	return false;
 }
 
+/*
+ * Whether every named symbol of section s is a fresh static: only such a
+ * section is copied whole (.data..once); one that holds other data too
+ * (.data..read_mostly) keeps the kernel's, placed by local_position.
+ */
+static bool only_fresh_statics(const struct xk_obj *o, const struct xk_sec *s)
+{
+	for (size_t i = 0; i < o->nr_syms; i++)
+		if (o->syms[i].sec == s && named_kind(&o->syms[i]) &&
+		    !fresh_static(o->syms[i].name))
+			return false;
+	return true;
+}
+
 /* Marks copied the sections of the fresh statics the changed code names. */
 static void mark_fresh_statics(struct patch *p, const struct xk_obj *o,
 			       const bool *changed, bool *copied)
@@ -862,13 +943,15 @@ static void mark_fresh_statics(struct patch *p, const struct xk_obj *o,
 		for (size_t r = 0; changed[i] && r < s->nr_relas; r++) {
 			const struct xk_rela *x = &s->relas[r];
 			const struct xk_sym *y = x->sym;
-			bool pcrel = x->type == R_X86_64_PC32 || x->type == R_X86_64_PLT32;
+			int64_t off;
 
 			if (y && y->sec && GELF_ST_TYPE(y->sym.st_info) == STT_SECTION)
 				y = only_symbol(o, y->sec) ?:
-				    symbol_at(o, y->sec, x->addend + (pcrel ? 4 : 0));
+				    (reference_offset(o, x, &off) ? NULL :
+				     symbol_at(o, y->sec, off));
 			if (!y || !y->sec || copied[y->sec->index] ||
-			    (y->sec->sh.sh_flags & SHF_EXECINSTR) || !fresh_static(y->name))
+			    (y->sec->sh.sh_flags & SHF_EXECINSTR) || !fresh_static(y->name) ||
+			    !only_fresh_statics(o, y->sec))
 				continue;
 			copied[y->sec->index] = true;
 			p->res->fresh_statics++;
@@ -1134,9 +1217,9 @@ static int write_main(const struct xk_klp_result *res, const struct xk_constant 
 		"static struct klp_object objs[] = {\n\t{ .funcs = funcs },\t/* vmlinux */\n"
 		"\t{ }\n};\n\n"
 		"static struct klp_patch patch = {\n\t.mod = THIS_MODULE,\n\t.objs = objs,\n};\n\n"
-		"static int __init xk_klp_init(void)\n{\n\treturn klp_enable_patch(&patch);\n}\n\n"
-		"static void __exit xk_klp_exit(void)\n{\n}\n\n"
-		"module_init(xk_klp_init);\nmodule_exit(xk_klp_exit);\n"
+		"static int __init xk_klp_patch_init(void)\n{\n\treturn klp_enable_patch(&patch);\n}\n\n"
+		"static void __exit xk_klp_patch_exit(void)\n{\n}\n\n"
+		"module_init(xk_klp_patch_init);\nmodule_exit(xk_klp_patch_exit);\n"
 		"MODULE_LICENSE(\"GPL\");\n"
 		"MODULE_DESCRIPTION(\"%s = %lld, the kpatch way, for comparison\");\n"
 		"MODULE_INFO(livepatch, \"Y\");\n",

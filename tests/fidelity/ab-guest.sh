@@ -18,26 +18,32 @@ LP=/sys/kernel/livepatch
 n=0 failed=0
 trap 'cleanup_xk; rmmod null_blk 2>/dev/null; true' EXIT
 
-report() {	# what, compiled-in, xk, livepatch
+report() {	# what, compiled-in, xk, livepatch[, after both]
+	local line="$1: compiled-in '$2', set live '$3', compiled with the value '$4'"
 	n=$((n + 1))
-	if [ "$3" = "$4" ] && [ "$3" != "$2" ]; then
-		echo "ok $n - $1: compiled-in '$2', set live '$3', compiled with the value '$4'"
+	[ $# -ge 5 ] && line="$line, after both '$5'"
+	if [ "$3" = "$4" ] && [ "$3" != "$2" ] && { [ $# -lt 5 ] || [ "$5" = "$2" ]; }; then
+		echo "ok $n - $line"
 	else
 		failed=$((failed + 1))
-		echo "not ok $n - $1: compiled-in '$2', set live '$3', compiled with the value '$4'"
+		echo "not ok $n - $line"
 	fi
 }
 
 # ---- livepatches ----
 lp_settled() {	# waits (60 s at most) until patch $1's transition is over
+	[ -d $LP/$1 ] || { echo "# livepatch $1: not in $LP"; return 1; }
 	for _ in $(seq 600); do
-		[ "$(cat $LP/$1/transition 2>/dev/null || echo 0)" = 0 ] && return 0
+		[ "$(cat $LP/$1/transition)" = 0 ] && return 0
 		sleep 0.1
 	done
 	echo "# livepatch $1: transition still running after 60 s"
 	return 1
 }
-lp_on() { insmod "$1" && lp_settled "$(basename "$1" .ko)"; }
+lp_on() {
+	local name=$(basename "$1" .ko)
+	insmod "$1" && lp_settled "$name" && [ "$(cat $LP/$name/enabled)" = 1 ]
+}
 lp_off() {
 	local name=$(basename "$1" .ko)
 	echo 0 > $LP/$name/enabled && lp_settled "$name" || return 1
@@ -50,15 +56,12 @@ lp_off() {
 }
 
 # ---- observables: one line each, the same workload every time ----
-nullb_ready=
+# null_blk in 4 KiB requests behind mq-deadline, for the block workloads
+modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
+traced_plugs nullb0
+echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
+echo 16384 > $TRACE/buffer_size_kb
 plug_flushes() {	# plug flushes of 16 MiB read in 4 KiB requests
-	if [ -z "$nullb_ready" ]; then
-		modprobe null_blk nr_devices=1 max_sectors=8 || fail "no null_blk"
-		traced_plugs nullb0
-		echo 1024 > /sys/block/nullb0/queue/read_ahead_kb
-		echo 16384 > $TRACE/buffer_size_kb
-		nullb_ready=1
-	fi
 	unplugs_of dd if=/dev/nullb0 of=/dev/null bs=1M count=16 status=none
 }
 zone_batch() {	# the per-CPU page lists' batch of the largest zone, recomputed
@@ -109,8 +112,8 @@ bulk_sizes() {	# io_uring's bulk request allocations under fio: the size most ma
 	for a in $(awk '$3 ~ /^(xk_klp_)?__io_alloc_req_refill$/ { print "0x" $1 }' /proc/kallsyms); do
 		ranges="${ranges:+$ranges || }(caller > $a && caller < $(printf '0x%x' $((a + size + 64))))"
 	done
+	[ -n "$ranges" ] || fail "no __io_alloc_req_refill in kallsyms"
 	echo "$ranges" > $ev/filter || fail "no filter on the caller ($ranges)"
-	[ -n "$nullb_ready" ] || plug_flushes > /dev/null
 	echo > $TRACE/trace
 	echo 1 > $ev/enable
 	fio --name=xk --ioengine=io_uring --filename=/dev/nullb0 --rw=randread \
@@ -150,26 +153,24 @@ PY
 }
 
 # ---- the kernel's constants ----
-while read -r c v observe ko; do
+while read -r c v observe ko <&3; do
 	d=$($observe)
-	if ! $XK set "$c=$v" > /tmp/ab.out 2>&1; then
+	if ! $XK set "$c=$v" > /tmp/ab.out 2>&1 < /dev/null; then
 		report "$c=$v ($observe)" "$d" "xk set failed: $(tail -n 1 /tmp/ab.out)" "-"
 		$XK unload --all > /dev/null 2>&1
 		continue
 	fi
 	a=$($observe)
-	$XK unload "$c" > /dev/null || fail "unload $c"
+	$XK unload "$c" > /dev/null < /dev/null || fail "unload $c"
 	[ "$(probes_left)" = 0 ] || fail "probes left after unloading $c"
-	if ! lp_on "$ko"; then
-		report "$c=$v ($observe)" "$d" "$a" "the livepatch did not load"
-		continue
-	fi
+	# a livepatch that did not come fully in force or out would be in
+	# the next rows' way: the run stops there
+	lp_on "$ko" < /dev/null || fail "the livepatch of $c did not load and complete"
 	b=$($observe)
-	lp_off "$ko" || fail "the livepatch of $c stays"
+	lp_off "$ko" < /dev/null || fail "the livepatch of $c stays"
 	after=$($observe)
-	report "$c=$v ($observe)" "$d" "$a" "$b"
-	[ "$after" = "$d" ] || echo "# $c: '$after' after both, not the compiled-in '$d'"
-done < "$rows"
+	report "$c=$v ($observe)" "$d" "$a" "$b" "$after"
+done 3< "$rows"
 
 # ---- the golden module ----
 probe_lines() { cat $GOLDEN/probe > /dev/null; cat $GOLDEN/probe; }
@@ -187,6 +188,14 @@ probe_lines > /dev/null	# as many reads as above (golden_spend counts them)
 b=$(probe_lines)
 rmmod xk_golden
 names=$(sed 's/=[0-9-]*//g' "$golden_values")
+# each constant has an effect on its own field (G_NAME: name=) for these
+# inputs, or its comparison would show nothing
+field_of() { tr ' ' '\n' <<< "$1" | grep "^$2="; }
+for name in $names; do
+	f=$(tr 'A-Z' 'a-z' <<< "${name#G_}")
+	[ "$(field_of "$d" "$f")" != "$(field_of "$a" "$f")" ] ||
+		set_all="$name changes nothing in the field $f: $(field_of "$a" "$f" | tr '\n' ' ')"
+done
 if [ "$set_all" != ok ]; then
 	report "golden $names" "-" "$set_all" "-"
 else

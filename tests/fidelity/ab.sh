@@ -28,7 +28,7 @@ failed=0
 start=$(date +%s)
 
 # the kernel's constants: table, value prepared, livepatch
-while read -r c v observe _; do
+while read -r c v observe _ <&3; do
 	case $c in ''|'#'*|golden) continue ;; esac
 	if ! $XK -q gen "$c" > /dev/null 2> "$out/$c.err" ||
 	   ! $XK -q gen --prepare "$v" "$c" > /dev/null 2>> "$out/$c.err"; then
@@ -44,13 +44,13 @@ while read -r c v observe _; do
 	ko=$(sed -n "s|^ko $top/||p" "$out/$c.klp")
 	echo "# $c=$v: livepatch $(basename "$ko") replaces $(grep -c '^function ' "$out/$c.klp") functions"
 	echo "$c $v $observe $ko" >> "$out/rows"
-done < "$conf"
+done 3< "$conf"
 
 # the golden module's constants: tables, values prepared, the module
 # compiled with every value (its source's #define lines changed)
 golden=()
 cp tests/fixtures/golden/{xk_golden.c,compat.h,Kbuild} "$out/golden/" || exit 1
-while read -r tag c v; do
+while read -r tag c v <&3; do
 	[ "$tag" = golden ] || continue
 	if ! $XK -q gen --catalog tests/fixtures/golden/golden.conf "$c" > /dev/null 2> "$out/$c.err" ||
 	   ! $XK -q gen --catalog tests/fixtures/golden/golden.conf --prepare "$v" "$c" \
@@ -64,7 +64,11 @@ while read -r tag c v; do
 	if grep -q '^kind = variable' <<< "$entry"; then
 		line=$(sed -n 's/^line = //p' <<< "$entry")
 		text=$(sed -n 's/^text = //p' <<< "$entry")
-		sed -i "${line}s/\b$text\b/$v/" "$out/golden/xk_golden.c"
+		[ -n "$line" ] && [ -n "$text" ] &&
+			sed -i "${line}s/\b$text\b/$v/" "$out/golden/xk_golden.c"
+		sed -n "${line:-0}p" "$out/golden/xk_golden.c" | grep -qw -- "$v" ||
+			{ echo "not ok - $c: line ${line:-?} of xk_golden.c not changed to $v"
+			  failed=1; continue; }
 	elif grep -q "^#define $c [0-9]*\$" "$out/golden/xk_golden.c"; then
 		sed -i "s/^#define $c [0-9]*\$/#define $c $v/" "$out/golden/xk_golden.c"
 	else
@@ -73,7 +77,7 @@ while read -r tag c v; do
 		continue
 	fi
 	golden+=("$c=$v")
-done < "$conf"
+done 3< "$conf"
 if ! $XK -q kernel exec -- make -C "$KHEADERS" M="$top/$out/golden" modules \
 	> "$out/golden/build.log" 2>&1; then
 	echo "not ok - xk_golden.ko with ${golden[*]}: see $out/golden/build.log"
