@@ -235,9 +235,10 @@ static const struct xk_sym *symbol_at(const struct xk_obj *o,
  * (klp_find_object_symbol); own is how many vmlinux has. The object as the
  * kernel compiled it (orig: without -fdata-sections, as shipped) places y
  * in its section beside the section's other symbols, and the linker keeps
- * an input section whole: a candidate is the one when every other symbol
- * of that section that vmlinux lists lies at the same distance from it
- * there. Refuses (-ENOTSUP) when no candidate or several fit.
+ * an input section whole: a candidate is the one, of the same kind (text
+ * for a function, data otherwise), when every other symbol of that section
+ * that vmlinux lists lies at the same distance from it there. Refuses
+ * (-ENOTSUP) when no candidate or several fit.
  */
 static int local_position(const struct klp_vmlinux *vm, const struct xk_obj *orig,
 			  const char *name, size_t own, size_t *pos)
@@ -253,11 +254,14 @@ static int local_position(const struct klp_vmlinux *vm, const struct xk_obj *ori
 	n = xk_kallsyms_lookup(&vm->ks, name, &first);
 	for (size_t c = 0; c < n; c++) {
 		unsigned long long base = first[c].addr - at->sym.st_value;
-		bool fit = true;
+		bool fit;
 
 		if (first[c].module)
 			continue;
 		k++;
+		/* a function is text (t, T), anything else is not */
+		fit = (GELF_ST_TYPE(at->sym.st_info) == STT_FUNC) ==
+		      (tolower((unsigned char)first[c].type) == 't');
 		for (size_t i = 0; i < orig->nr_syms && fit; i++) {
 			const struct xk_sym *a = &orig->syms[i];
 			const struct xk_ksym *ka;
