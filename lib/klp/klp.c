@@ -229,6 +229,17 @@ static const struct xk_sym *symbol_at(const struct xk_obj *o,
 	return found;
 }
 
+/* How many of kallsyms' symbols called name are vmlinux's (no module's). */
+static size_t vmlinux_count(const struct klp_vmlinux *vm, const char *name)
+{
+	const struct xk_ksym *first;
+	size_t n = 0;
+
+	for (size_t i = xk_kallsyms_lookup(&vm->ks, name, &first); i-- > 0;)
+		n += !first[i].module;
+	return n;
+}
+
 /*
  * Which of vmlinux's own symbols called name object orig's is: its position,
  * 1-based in kallsyms order (address), as the livepatch core counts
@@ -303,12 +314,9 @@ static int local_position(const struct klp_vmlinux *vm, const struct xk_obj *ori
 static int old_position(const struct klp_vmlinux *vm, const struct xk_obj *orig,
 			const char *name, size_t *pos)
 {
-	const struct xk_ksym *first;
-	size_t nr = xk_kallsyms_lookup(&vm->ks, name, &first), own = 0;
+	size_t own = vmlinux_count(vm, name);
 
 	*pos = 0;
-	for (size_t j = 0; j < nr; j++)
-		own += !first[j].module;
 	if (!own)
 		return xk_err(-ENOTSUP, "vmlinux has no function named %s", name);
 	return own == 1 ? 0 : local_position(vm, orig, name, own, pos);
@@ -335,13 +343,34 @@ static const struct xk_sym *only_symbol(const struct xk_obj *o,
 	return found;
 }
 
+/*
+ * The named symbol relocation r of object o reaches through its section's
+ * symbol: the one symbol that section holds, else the one whose bytes the
+ * reference reads; NULL when neither can be told. -ENOTSUP when the
+ * instruction holding the field cannot be decoded.
+ */
+static int section_target(const struct xk_obj *o, const struct xk_rela *r,
+			  const struct xk_sym **named)
+{
+	const struct xk_sec *s = r->sym->sec;
+	int64_t off;
+	int err;
+
+	*named = s ? only_symbol(o, s) : NULL;
+	if (*named || !s)
+		return 0;
+	err = reference_offset(o, r, &off);
+	if (!err)
+		*named = symbol_at(o, s, off);
+	return err;
+}
+
 int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 		 const struct xk_obj *orig, const bool *copied,
 		 const struct xk_rela *r, struct klp_ref *ref)
 {
 	const struct xk_sym *y = r->sym;
-	const struct xk_ksym *first;
-	size_t n = 0, pos = 0;
+	size_t n, pos = 0;
 
 	memset(ref, 0, sizeof(*ref));
 	ref->addend = r->addend;
@@ -360,16 +389,11 @@ int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 		return 0;
 	}
 	if (GELF_ST_TYPE(y->sym.st_info) == STT_SECTION) {
-		const struct xk_sym *named = y->sec ? only_symbol(o, y->sec) : NULL;
-		int64_t off;
+		const struct xk_sym *named;
+		int err = section_target(o, r, &named);
 
-		if (!named && y->sec) {
-			int err = reference_offset(o, r, &off);
-
-			if (err)
-				return err;
-			named = symbol_at(o, y->sec, off);
-		}
+		if (err)
+			return err;
 		if (!named)
 			return xk_err(-ENOTSUP, "%s: a reference to section %s, "
 						"which holds no single symbol",
@@ -382,10 +406,7 @@ int klp_classify(const struct klp_vmlinux *vm, const struct xk_obj *o,
 		ref->kind = KLP_REF_EXPORTED;
 		return xk_strlcpy(ref->name, y->name, sizeof(ref->name));
 	}
-	/* vmlinux's own entries of that name, in kallsyms order (address) */
-	for (size_t i = xk_kallsyms_lookup(&vm->ks, y->name, &first); i-- > 0;)
-		if (!first[i].module)
-			n++;
+	n = vmlinux_count(vm, y->name);
 	if (!n)
 		return xk_err(-ENOTSUP, "%s: %s is neither exported nor in vmlinux's "
 					"kallsyms", o->path, y->name);
@@ -947,12 +968,11 @@ static void mark_fresh_statics(struct patch *p, const struct xk_obj *o,
 		for (size_t r = 0; changed[i] && r < s->nr_relas; r++) {
 			const struct xk_rela *x = &s->relas[r];
 			const struct xk_sym *y = x->sym;
-			int64_t off;
 
-			if (y && y->sec && GELF_ST_TYPE(y->sym.st_info) == STT_SECTION)
-				y = only_symbol(o, y->sec) ?:
-				    (reference_offset(o, x, &off) ? NULL :
-				     symbol_at(o, y->sec, off));
+			/* one that cannot be told is refused by klp_classify */
+			if (y && y->sec && GELF_ST_TYPE(y->sym.st_info) == STT_SECTION &&
+			    section_target(o, x, &y))
+				continue;
 			if (!y || !y->sec || copied[y->sec->index] ||
 			    (y->sec->sh.sh_flags & SHF_EXECINSTR) || !fresh_static(y->name) ||
 			    !only_fresh_statics(o, y->sec))
