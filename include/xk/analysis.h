@@ -126,10 +126,45 @@ struct xk_verify_result {
 	int nr_per_value;	/* per-value and replayed: checked when set */
 	int nr_other;		/* other forms, or another code at value: not compared */
 	char why[XK_VERIFY_MAX_WHY][400];
+	/* of nr_other: affine spans whose code at value has another form */
+	int nr_other_code;
+	char other_why[400];	/* the first of them */
 };
 int xk_gen_verify(const struct xk_kernel *k, const struct xk_constant *c,
 		  const struct xk_scope *t, long long value,
 		  struct xk_verify_result *res);
+
+/*
+ * xk gen --prove: the values of t's bounds built and checked, every one
+ * when the bounds hold at most XK_PROVE_EVERY values, else at most
+ * XK_PROVE_SAMPLES spread geometrically from the default out to both
+ * bounds: the affine spans as xk_gen_verify checks them, the per-value
+ * and replayed spans built as xk_gen_point builds them (their points kept
+ * in no table). t's bounds then narrow to the values around the default
+ * where every affine span agrees with the build and the kernel compiles
+ * (a policy may choose any value of the bounds), and its values to those
+ * accepted (a value some per-value or replayed span refused is a hole:
+ * the module refuses it too, having no point for it), with a "bounds: "
+ * and a "values: " note naming the first refusal of each kind. In a
+ * sample the values between two accepted samples are taken as accepted
+ * (their affine programs interpolate; a per-value span builds them at
+ * set). Returns -errno when a step cannot run (not for a refused value).
+ */
+#define XK_PROVE_EVERY 256
+#define XK_PROVE_SAMPLES 32
+#define XK_PROVE_MAX_WHY 8
+struct xk_prove_result {
+	long long min, max;	/* the table's bounds before */
+	bool every;		/* every value built, else a sample */
+	int nr_values;		/* values built and checked, the default's not */
+	int nr_refused;		/* ... refused (why: the first ones) */
+	struct {
+		long long value;
+		char why[400];
+	} refused[XK_PROVE_MAX_WHY];
+};
+int xk_gen_prove(const struct xk_kernel *k, const struct xk_constant *c,
+		 struct xk_scope *t, struct xk_prove_result *res);
 
 /* Disassembly of [from, to) of a function, one instruction a line. */
 int xk_disasm_range(const char *obj_path, const char *func,

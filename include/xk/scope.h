@@ -25,6 +25,8 @@
 #define XK_SCOPE_VERSION 2
 #define XK_SCOPE_VERSION_INDEX 2
 #define XK_SCOPE_MAX_NOTES 16
+/* ranges of a `values` line: the values of the bounds a proof accepted */
+#define XK_SCOPE_MAX_RANGES 16
 /* limits: XK_MAX_* of xk/abi/xk_rules.h, the module's own */
 
 enum xk_span_class {
@@ -170,6 +172,14 @@ struct xk_scope {
 	 * code that only chose a boot message): shown, never loaded */
 	int nr_notes;
 	char notes[XK_SCOPE_MAX_NOTES][256];
+	/* xk gen --prove: how many values of the catalog's bounds were built
+	 * and checked (0: none), whether that was every one of them or a
+	 * sample; then the values accepted when they are not all of
+	 * [min, max] (nr_ranges 0), as sorted inclusive ranges */
+	int nr_proved;
+	bool proved_every;
+	int nr_ranges;
+	int64_t ranges[XK_SCOPE_MAX_RANGES][2];
 };
 
 /* Writes a table; a span that breaks the rules (xk_rules.h) is refused. */
@@ -195,9 +205,14 @@ int xk_scope_nr_supported(const struct xk_scope *t);
 /* Why the table's bounds are narrower than the catalog's (a note that
  * starts "bounds: ", that prefix left out), or "". */
 const char *xk_scope_bounds_why(const struct xk_scope *t);
-/* 0 when value is within t's bounds; else -ERANGE, the error naming the
- * bounds and the table's reason for them (xk_scope_bounds_why). */
+/* 0 when value is within t's bounds and among its values (a proved
+ * table's ranges); else -ERANGE, the error naming the bounds or the
+ * values and the table's reason for them (xk_scope_bounds_why, a
+ * "values: " note). */
 int xk_scope_check_value(const struct xk_scope *t, long long value);
+/* t's accepted values as "A..B, C, D..E" (its bounds when it has no
+ * ranges), into buf. */
+void xk_scope_values_text(const struct xk_scope *t, char *buf, size_t size);
 const char *xk_span_class_name(enum xk_span_class c);
 /*
  * Whether spans of the table nest (xk_rule_spans_nest of xk_rules.h, the

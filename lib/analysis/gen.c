@@ -313,6 +313,10 @@ static void verify_span(const struct xk_scope *t, int i,
 		 (strstr(r->why, WHY_CHECK_SHAPE) ||
 		  strstr(r->why, WHY_CHECK_INPUTS))) {
 		/* that build's code there has another form: not compared */
+		if (!res->nr_other_code++)
+			snprintf(res->other_why, sizeof(res->other_why),
+				 "span %d (%.60s+%#llx): not compared: %.280s", i,
+				 sp->func, (unsigned long long)sp->start, r->why);
 		res->nr_other++;
 		return;
 	} else if (r->cls == XK_SPAN_UNSUPPORTED)
@@ -411,6 +415,375 @@ out:
 	free(at);
 	free(b);
 	return err;
+}
+
+/* A deep copy of t (its spans and their replays), into copy. */
+static int copy_table(const struct xk_scope *t, struct xk_scope *copy)
+{
+	*copy = *t;
+	copy->spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*t->spans));
+	if (!copy->spans) {
+		copy->nr_spans = 0;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	}
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *sp = &copy->spans[i];
+
+		*sp = t->spans[i];
+		sp->replays = NULL;
+		if (!t->spans[i].replays)
+			continue;
+		sp->replays = calloc(XK_MAX_POINTS, sizeof(*sp->replays));
+		if (!sp->replays) {
+			copy->nr_spans = i;
+			xk_scope_free(copy);
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
+		}
+		memcpy(sp->replays, t->spans[i].replays,
+		       XK_MAX_POINTS * sizeof(*sp->replays));
+	}
+	return 0;
+}
+
+/* What building one value of the bounds found. */
+enum proof {
+	PROOF_ACCEPTED,
+	PROOF_HOLE,	/* a per-value or replayed span refuses it */
+	PROOF_CUT,	/* an affine span disagrees, is not compared, or the
+			 * kernel does not compile with it */
+};
+
+/*
+ * One value of xk_gen_prove: the affine spans checked against the build
+ * with it (xk_gen_verify), then the per-value and replayed spans built
+ * with it on a copy of t (xk_gen_point). A refusal goes to *proof and why;
+ * -errno only when a step cannot run at all.
+ */
+static int prove_value(const struct xk_kernel *k, const struct xk_constant *c,
+		       const struct xk_scope *t, long long value,
+		       enum proof *proof, char *why, size_t size)
+{
+	struct xk_verify_result *r = calloc(1, sizeof(*r));
+	struct xk_scope copy;
+	int added, err;
+
+	*proof = PROOF_ACCEPTED;
+	why[0] = '\0';
+	if (!r)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	err = xk_gen_verify_impl(k, c, t, value, r);
+	if (err == -EIO) {	/* a unit did not compile with the value */
+		*proof = PROOF_CUT;
+		snprintf(why, size, "the kernel does not compile with it (%.300s)",
+			 xk_last_error());
+		err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	if (r->nr_failed || r->nr_other_code) {
+		*proof = PROOF_CUT;
+		snprintf(why, size, "%s", r->nr_failed ? r->why[0] : r->other_why);
+		goto out;
+	}
+	err = copy_table(t, &copy);
+	if (err)
+		goto out;
+	err = xk_gen_point_impl(k, c, &copy, value, &added);
+	xk_scope_free(&copy);
+	if (err && err != -ENOMEM) {
+		*proof = err == -EIO ? PROOF_CUT : PROOF_HOLE;
+		snprintf(why, size, "%s", xk_last_error());
+		err = 0;
+	}
+out:
+	if (!err)
+		xk_err_clear();
+	free(r);
+	return err;
+}
+
+/*
+ * The values xk_gen_prove builds, sorted, the default left out: every one
+ * of [min, max] when there are at most XK_PROVE_EVERY, else distances from
+ * the default growing by one factor out to each bound (the bound itself
+ * last), at most XK_PROVE_SAMPLES / 2 a side. How many in *nr.
+ */
+static bool prove_values(long long min, long long max, long long def,
+			 long long *v, int *nr)
+{
+	int side = XK_PROVE_SAMPLES / 2, n = 0;
+
+	if ((unsigned long long)max - (unsigned long long)min < XK_PROVE_EVERY) {
+		for (long long x = min; x <= max; x++)
+			if (x != def)
+				v[n++] = x;
+		*nr = n;
+		return true;
+	}
+	for (int s = 0; s < 2; s++) {
+		/* below the default, outward, then reversed into order */
+		unsigned long long far = s ? (unsigned long long)max - def :
+				       (unsigned long long)def - min;
+		double lo = 1, hi = (double)far, q, d = 1;
+		long long got[XK_PROVE_SAMPLES / 2];
+		int g = 0;
+
+		if (!far)
+			continue;
+		/* q with q^(side - 1) = far, by bisection */
+		for (int it = 0; it < 200 && side > 1; it++) {
+			double mid = (lo + hi) / 2, p = 1;
+
+			for (int e = 0; e < side - 1; e++)
+				p *= mid;
+			if (p < (double)far)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		q = hi;
+		for (int i = 0; i < side; i++, d *= q) {
+			unsigned long long dist = i == side - 1 ? far :
+						  (unsigned long long)(d + 0.5);
+
+			if (dist > far)
+				dist = far;
+			if (g && (unsigned long long)llabs(got[g - 1] - def) >= dist)
+				continue;
+			got[g++] = s ? def + (long long)dist : def - (long long)dist;
+		}
+		if (!s)
+			for (int i = g - 1; i >= 0; i--)
+				v[n++] = got[i];
+		else
+			for (int i = 0; i < g; i++)
+				v[n++] = got[i];
+	}
+	*nr = n;
+	return false;
+}
+
+/* Appends a refusal to res (the first XK_PROVE_MAX_WHY kept). */
+static void note_refused(struct xk_prove_result *res, long long value,
+			 const char *why)
+{
+	if (res->nr_refused < XK_PROVE_MAX_WHY) {
+		res->refused[res->nr_refused].value = value;
+		snprintf(res->refused[res->nr_refused].why,
+			 sizeof(res->refused[0].why), "%s", why);
+	}
+	res->nr_refused++;
+}
+
+/* Puts text first among t's notes (the bounds' reason xk set quotes). */
+static int add_note_first(struct xk_scope *t, const char *text)
+{
+	int err = gen_add_note(t, text);
+
+	if (err)
+		return err;
+	for (int i = t->nr_notes - 1; i > 0 && strcmp(t->notes[0], text); i--) {
+		char keep[sizeof(t->notes[0])];
+
+		memcpy(keep, t->notes[i], sizeof(keep));
+		memcpy(t->notes[i], t->notes[i - 1], sizeof(keep));
+		memcpy(t->notes[i - 1], keep, sizeof(keep));
+	}
+	return 0;
+}
+
+/* A ")" after text when it fits (a reason cut short has none). */
+static void close_paren(char *text, size_t size)
+{
+	size_t len = strlen(text);
+
+	if (len + 1 < size) {
+		text[len] = ')';
+		text[len + 1] = '\0';
+	}
+}
+
+/*
+ * The table's new bounds and values from the verdicts of xk_gen_prove:
+ * the run of values around the default up to the first cut each side
+ * (its ends accepted values), holes left out of the ranges; more than
+ * XK_SCOPE_MAX_RANGES ranges: the bound nearer a hole on the side farther
+ * from the default moves in past it. The notes name the refusal just
+ * outside a narrowed bound (the lower one when both moved), and the holes.
+ */
+static int narrow_to_proof(struct xk_scope *t, const long long *v,
+			   const enum proof *p, char (*why)[400], int nr)
+{
+	long long old_min = t->min, old_max = t->max;
+	char note[sizeof(t->notes[0])];
+	int lo = 0, hi = nr - 1, holes, err = 0;
+
+	/* after the last cut below the default, before the first above */
+	for (int i = 0; i < nr; i++)
+		if (v[i] < t->def && p[i] == PROOF_CUT)
+			lo = i + 1;
+	for (int i = nr - 1; i >= 0; i--)
+		if (v[i] > t->def && p[i] == PROOF_CUT)
+			hi = i - 1;
+	for (;;) {
+		long long from;
+
+		/* the ends: accepted values (or the default) inside the cuts */
+		while (lo < nr && v[lo] < t->def && p[lo] != PROOF_ACCEPTED)
+			lo++;
+		while (hi >= 0 && v[hi] > t->def && p[hi] != PROOF_ACCEPTED)
+			hi--;
+		t->min = lo < nr && v[lo] < t->def ? v[lo] : t->def;
+		t->max = hi >= 0 && v[hi] > t->def ? v[hi] : t->def;
+		/* the ranges: [min, max] less the holes; too many: the
+		 * outermost range on the side farther from the default goes */
+		t->nr_ranges = 0;
+		from = t->min;
+		for (int i = 0; i < nr; i++) {
+			if (v[i] <= t->min || v[i] >= t->max || p[i] != PROOF_HOLE)
+				continue;
+			if (v[i] > from && t->nr_ranges < XK_SCOPE_MAX_RANGES) {
+				t->ranges[t->nr_ranges][0] = from;
+				t->ranges[t->nr_ranges][1] = v[i] - 1;
+			}
+			if (v[i] > from)
+				t->nr_ranges++;
+			from = v[i] + 1;
+		}
+		if (t->nr_ranges < XK_SCOPE_MAX_RANGES) {
+			t->ranges[t->nr_ranges][0] = from;
+			t->ranges[t->nr_ranges][1] = t->max;
+		}
+		t->nr_ranges++;
+		if (t->nr_ranges <= XK_SCOPE_MAX_RANGES)
+			break;
+		if (t->def - t->ranges[0][1] > t->ranges[XK_SCOPE_MAX_RANGES - 1][0] -
+					       t->def) {
+			while (v[lo] <= t->ranges[0][1])
+				lo++;
+		} else {
+			/* the last range is past the stored ones: the
+			 * highest hole below max bounds it */
+			hi--;
+			while (p[hi] != PROOF_HOLE)
+				hi--;
+		}
+	}
+	holes = t->nr_ranges > 1;
+	if (t->nr_ranges == 1)
+		t->nr_ranges = 0;	/* every value of the bounds */
+	if (t->min != old_min || t->max != old_max) {
+		/* the refusal just outside the bound that moved */
+		int at = t->min != old_min ? lo - 1 : hi + 1;
+
+		snprintf(note, sizeof(note), "bounds: %lld..%lld of %lld..%lld, "
+			 "the values around the default that builds proved (at "
+			 "%lld: %s", (long long)t->min, (long long)t->max, old_min,
+			 old_max, v[at], why[at]);
+		close_paren(note, sizeof(note));
+		err = add_note_first(t, note);
+	}
+	if (!err && holes) {
+		char list[120] = "";
+		int n = 0, first = -1;
+
+		for (int i = 0; i < nr; i++)
+			if (v[i] > t->min && v[i] < t->max && p[i] == PROOF_HOLE) {
+				if (first < 0)
+					first = i;
+				if (n++ < 12)
+					snprintf(list + strlen(list),
+						 sizeof(list) - strlen(list),
+						 "%s%lld", n > 1 ? ", " : "", v[i]);
+			}
+		snprintf(note, sizeof(note), "values: %s%s refused (at %lld: %s",
+			 list, n > 12 ? ", ..." : "", v[first], why[first]);
+		close_paren(note, sizeof(note));
+		err = gen_add_note(t, note);
+	}
+	return err;
+}
+
+/* Whether value is among t's values (its bounds, less a proof's holes). */
+static bool table_takes(const struct xk_scope *t, long long value)
+{
+	if (value < t->min || value > t->max)
+		return false;
+	for (int i = 0; i < t->nr_ranges; i++)
+		if (value >= t->ranges[i][0] && value <= t->ranges[i][1])
+			return true;
+	return !t->nr_ranges;
+}
+
+/* The points and replays of values the proof left out of t, dropped. */
+static void drop_refused_values(struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *sp = &t->spans[i];
+		int n = 0;
+
+		for (int j = 0; j < sp->nr_points; j++)
+			if (table_takes(t, sp->points[j].n))
+				sp->points[n++] = sp->points[j];
+		if (sp->nr_points > 0)
+			sp->nr_points = n;
+		n = 0;
+		for (int j = 0; j < sp->nr_replays; j++)
+			if (table_takes(t, sp->replays[j].n))
+				sp->replays[n++] = sp->replays[j];
+		sp->nr_replays = n;
+	}
+}
+
+static int xk_gen_prove_impl(const struct xk_kernel *k,
+			     const struct xk_constant *c, struct xk_scope *t,
+			     struct xk_prove_result *res)
+{
+	long long *v = calloc(XK_PROVE_EVERY + XK_PROVE_SAMPLES, sizeof(*v));
+	enum proof *p = calloc(XK_PROVE_EVERY + XK_PROVE_SAMPLES, sizeof(*p));
+	char (*why)[400] = calloc(XK_PROVE_EVERY + XK_PROVE_SAMPLES, sizeof(*why));
+	int nr = 0, err = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->min = t->min;
+	res->max = t->max;
+	if (!v || !p || !why) {
+		err = xk_err(-ENOMEM, "%s: out of memory", __func__);
+		goto out;
+	}
+	if (t->nr_proved) {
+		err = xk_err(-EALREADY, "%s: the table was proved already (its "
+					"bounds %lld..%lld are the proof's)",
+			     t->constant, (long long)t->min, (long long)t->max);
+		goto out;
+	}
+	res->every = prove_values(t->min, t->max, t->def, v, &nr);
+	for (int i = 0; i < nr && !err; i++) {
+		err = prove_value(k, c, t, v[i], &p[i], why[i], sizeof(why[0]));
+		if (!err && p[i] != PROOF_ACCEPTED)
+			note_refused(res, v[i], why[i]);
+	}
+	res->nr_values = nr;
+	if (err)
+		goto out;
+	t->nr_proved = nr ? nr : 1;
+	t->proved_every = res->every;
+	err = narrow_to_proof(t, v, p, why, nr);
+	if (!err)
+		drop_refused_values(t);
+out:
+	free(why);
+	free(p);
+	free(v);
+	return err;
+}
+
+int xk_gen_prove(const struct xk_kernel *k, const struct xk_constant *c,
+		 struct xk_scope *t, struct xk_prove_result *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__, xk_gen_prove_impl(k, c, t, res));
 }
 
 int xk_gen_verify(const struct xk_kernel *k, const struct xk_constant *c,

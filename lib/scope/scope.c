@@ -227,6 +227,15 @@ static void write_span(FILE *f, int idx, const struct xk_scope_span *s)
 	fputs("\nend\n", f);
 }
 
+/* " A..B", or " A" for a range of one value. */
+static void write_range(FILE *f, const int64_t r[2])
+{
+	if (r[0] == r[1])
+		fprintf(f, " %lld", (long long)r[0]);
+	else
+		fprintf(f, " %lld..%lld", (long long)r[0], (long long)r[1]);
+}
+
 static int xk_scope_write_impl(const struct xk_scope *t, const char *path)
 {
 	char *buf = NULL;
@@ -249,6 +258,15 @@ static int xk_scope_write_impl(const struct xk_scope *t, const char *path)
 	fprintf(f, "kernel %s %s\n", t->release, t->version);
 	fprintf(f, "default %lld\n", (long long)t->def);
 	fprintf(f, "bounds %lld %lld\n", (long long)t->min, (long long)t->max);
+	if (t->nr_proved)
+		fprintf(f, "proved %s %d\n", t->proved_every ? "every" : "sampled",
+			t->nr_proved);
+	if (t->nr_ranges) {
+		fputs("values", f);
+		for (int i = 0; i < t->nr_ranges; i++)
+			write_range(f, t->ranges[i]);
+		fputc('\n', f);
+	}
 	fprintf(f, "spans %d\n", t->nr_spans);
 	for (int i = 0; i < t->nr_spans; i++)
 		write_span(f, i, &t->spans[i]);
@@ -313,6 +331,87 @@ static int expect_key(struct reader *r, const char *key, const char **value)
 		return bad(r, key);
 	*value = r->cur[n] ? r->cur + n + 1 : r->cur + n;
 	return 0;
+}
+
+/*
+ * A `values` line's ranges (after "values "): sorted, disjoint and apart,
+ * from the bounds' minimum to their maximum, the default in one.
+ */
+static int parse_values(struct reader *r, const char *v, struct xk_scope *t)
+{
+	const char *p = v;
+
+	if (!t->nr_proved)
+		return bad(r, "values without a proved line before it");
+	if (t->nr_ranges)
+		return bad(r, "a second values line");
+	while (*p) {
+		long long a, b;
+		int n = 0;
+
+		if (t->nr_ranges == XK_SCOPE_MAX_RANGES)
+			return bad(r, "more than " XK_STR(XK_SCOPE_MAX_RANGES)
+				      " ranges of values");
+		if (sscanf(p, "%lld..%lld%n", &a, &b, &n) == 2 && n)
+			;
+		else if (sscanf(p, "%lld%n", &a, &n) == 1 && n)
+			b = a;
+		else
+			return bad(r, "values A..B or A, space-separated");
+		p += n;
+		if (*p && *p++ != ' ')
+			return bad(r, "values A..B or A, space-separated");
+		if (a > b || (t->nr_ranges && a <= t->ranges[t->nr_ranges - 1][1] + 1))
+			return bad(r, "values in order, each range apart from the last");
+		t->ranges[t->nr_ranges][0] = a;
+		t->ranges[t->nr_ranges][1] = b;
+		t->nr_ranges++;
+	}
+	if (!t->nr_ranges || t->ranges[0][0] != t->min ||
+	    t->ranges[t->nr_ranges - 1][1] != t->max)
+		return bad(r, "values from the lower bound to the upper bound");
+	for (int i = 0; i < t->nr_ranges; i++)
+		if (t->def >= t->ranges[i][0] && t->def <= t->ranges[i][1])
+			return 0;
+	return bad(r, "values without the default");
+}
+
+/*
+ * The optional lines between bounds and spans (`proved`, `values`: xk gen
+ * --prove), then the spans line, whose value goes to *spans.
+ */
+static int read_proof(struct reader *r, struct xk_scope *t, const char **spans)
+{
+	char how[16];
+	int n, err;
+
+	for (;;) {
+		if (next_line(r))
+			return xk_err(-EINVAL, "%s: malformed scope table: ends "
+					       "before 'spans' (line %d)",
+				      r->path, r->line);
+		if (!strncmp(r->cur, "spans ", 6)) {
+			*spans = r->cur + 6;
+			return 0;
+		}
+		if (!strncmp(r->cur, "proved ", 7)) {
+			if (t->nr_proved || t->nr_ranges)
+				return bad(r, "a second proved line, or one after values");
+			if (sscanf(r->cur + 7, "%15s %d", how, &n) != 2 || n < 1 ||
+			    (strcmp(how, "every") && strcmp(how, "sampled")))
+				return bad(r, "proved every|sampled N");
+			t->nr_proved = n;
+			t->proved_every = !strcmp(how, "every");
+			continue;
+		}
+		if (!strncmp(r->cur, "values ", 7)) {
+			err = parse_values(r, r->cur + 7, t);
+			if (err)
+				return err;
+			continue;
+		}
+		return bad(r, "spans");
+	}
 }
 
 static void loc_to_ioc(const struct xk_scope_loc *l, struct xk_ioc_loc *d)
@@ -864,7 +963,7 @@ static int xk_scope_read_impl(const char *path, struct xk_scope *t)
 		err = bad(&r, "bounds MIN MAX around the default");
 	t->min = a;
 	t->max = b;
-	err = err ?: expect_key(&r, "spans", &v);
+	err = err ?: read_proof(&r, t, &v);
 	if (!err && (sscanf(v, "%d", &n) != 1 || n < 0 || n > 4096))
 		err = bad(&r, "spans N");
 	if (err)
@@ -912,15 +1011,56 @@ const char *xk_scope_bounds_why(const struct xk_scope *t)
 	return "";
 }
 
+/* The text of t's "values: " note (why some values of the bounds are not
+ * among its values), or "". */
+static const char *values_why(const struct xk_scope *t)
+{
+	for (int i = 0; i < t->nr_notes; i++)
+		if (!strncmp(t->notes[i], "values: ", 8))
+			return t->notes[i] + 8;
+	return "";
+}
+
+void xk_scope_values_text(const struct xk_scope *t, char *buf, size_t size)
+{
+	const int64_t bounds[1][2] = { { t->min, t->max } };
+	const int64_t (*r)[2] = t->nr_ranges ? t->ranges : bounds;
+	int nr = t->nr_ranges ? t->nr_ranges : 1;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < nr && len < size; i++) {
+		if (r[i][0] == r[i][1])
+			snprintf(buf + len, size - len, "%s%lld", i ? ", " : "",
+				 (long long)r[i][0]);
+		else
+			snprintf(buf + len, size - len, "%s%lld..%lld",
+				 i ? ", " : "", (long long)r[i][0],
+				 (long long)r[i][1]);
+		len = strlen(buf);
+	}
+}
+
 int xk_scope_check_value(const struct xk_scope *t, long long value)
 {
 	const char *why = xk_scope_bounds_why(t);
+	char values[400];
 
-	if (value >= t->min && value <= t->max)
+	if (value < t->min || value > t->max)
+		return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, "
+				       "%lld]%s%s", t->constant, value,
+			      (long long)t->min, (long long)t->max,
+			      why[0] ? ": " : "", why);
+	for (int i = 0; i < t->nr_ranges; i++)
+		if (value >= t->ranges[i][0] && value <= t->ranges[i][1])
+			return 0;
+	if (!t->nr_ranges)
 		return 0;
-	return xk_err(-ERANGE, "%s: value %lld is out of bounds [%lld, %lld]%s%s",
-		      t->constant, value, (long long)t->min, (long long)t->max,
-		      why[0] ? ": " : "", why);
+	why = values_why(t);
+	xk_scope_values_text(t, values, sizeof(values));
+	return xk_err(-ERANGE, "%s: value %lld is not among the values proved "
+			       "for this table (%s)%s%s", t->constant, value,
+		      values, why[0] ? ": " : "", why);
 }
 
 void xk_scope_free(struct xk_scope *t)

@@ -399,6 +399,87 @@ static int notes_round_trip(void)
 }
 
 /*
+ * A proved table's values read back; a value outside them is refused
+ * naming the values and the "values: " note, one in them is taken; a
+ * values line that breaks its rules (no proved line before it, out of
+ * order or touching, not from bound to bound, without the default, a
+ * 17th range) is refused by name.
+ */
+static int proved_values_round_trip(void)
+{
+	struct xk_scope t, r;
+	struct xk_scope_span s;
+	char *text = NULL;
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "values 1..8 16..512", "values without a proved line" },
+		{ "proved every 511\nvalues 1..8 8..512", "each range apart" },
+		{ "proved every 511\nvalues 1..8 9..512", "each range apart" },
+		{ "proved every 511\nvalues 16..8 20..512", "in order" },
+		{ "proved every 511\nvalues 1..8 16..500", "from the lower bound" },
+		{ "proved every 511\nvalues 1..8 40..512", "without the default" },
+		{ "proved every 511\nvalues 1..8, 16..512", "space-separated" },
+		{ "proved many 511", "proved every|sampled N" },
+		{ "proved every 511\nproved every 511", "a second proved line" },
+	};
+
+	sample(&t, &s);
+	t.nr_proved = 511;
+	t.proved_every = true;
+	t.nr_ranges = 3;
+	t.ranges[0][0] = 1, t.ranges[0][1] = 8;
+	t.ranges[1][0] = 16, t.ranges[1][1] = 16;
+	t.ranges[2][0] = 32, t.ranges[2][1] = 512;
+	t.nr_notes = 1;
+	snprintf(t.notes[0], sizeof(t.notes[0]), "values: 9 refused (at 9: why)");
+	CHECK(write_sample_table(&t) == 0);
+	CHECK(xk_read_file(path, &text, NULL) == 0);
+	CHECK(strstr(text, "\nproved every 511\nvalues 1..8 16 32..512\nspans 1\n"));
+	CHECK(xk_scope_read(path, &r) == 0);
+	CHECK(r.nr_proved == 511 && r.proved_every && r.nr_ranges == 3);
+	CHECK(r.ranges[1][0] == 16 && r.ranges[1][1] == 16 && r.ranges[2][1] == 512);
+	CHECK(xk_scope_check_value(&r, 16) == 0 && xk_scope_check_value(&r, 100) == 0);
+	CHECK(xk_scope_check_value(&r, 9) == -ERANGE);
+	CHECK(strstr(xk_last_error(), "value 9 is not among the values proved "
+				      "for this table (1..8, 16, 32..512): 9 refused"));
+	CHECK(xk_scope_check_value(&r, 513) == -ERANGE &&
+	      strstr(xk_last_error(), "out of bounds"));
+	xk_scope_free(&r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *p = strstr(text, "proved every 511\nvalues 1..8 16 32..512\n");
+		char *bent = NULL;
+
+		CHECK(p);
+		CHECK(asprintf(&bent, "%.*s%s\n%s", (int)(p - text), text,
+			       bad[i].line, p + strlen("proved every 511\nvalues "
+							 "1..8 16 32..512\n")) > 0);
+		xk_write_file(path, bent, strlen(bent), 0644);
+		free(bent);
+		CHECK(xk_scope_read(path, &r) == -EINVAL);
+		if (!strstr(xk_last_error(), bad[i].why)) {
+			fprintf(stderr, "%s: %s\n", bad[i].line, xk_last_error());
+			return -1;
+		}
+	}
+	/* 17 ranges */
+	{
+		char *p = strstr(text, "values 1..8 16 32..512"), *bent = NULL;
+
+		CHECK(asprintf(&bent, "%.*svalues 1..8 10 12 14 16 18 20 22 24 26 28 "
+			       "30 40 50 60 70 80..512%s", (int)(p - text), text,
+			       p + strlen("values 1..8 16 32..512")) > 0);
+		xk_write_file(path, bent, strlen(bent), 0644);
+		free(bent);
+		CHECK(xk_scope_read(path, &r) == -EINVAL);
+		CHECK(strstr(xk_last_error(), "more than 16 ranges"));
+	}
+	free(text);
+	unlink(path);
+	return 0;
+}
+
+/*
  * A per-value span reads back with its parameters' instructions and
  * points; points that break the rule (none at the default, one outside
  * the bounds, a value twice) are refused with the rule named.
@@ -777,7 +858,7 @@ UNIT_MAIN("scope",
 	  T(notes_round_trip), T(call_state_round_trip),
 	  T(stores_of_memory_locations),
 	  T(per_value_points_round_trip),
-	  T(malformed_tables_are_refused), T(uncompared_resume_after_a_post_probe),
+	  T(malformed_tables_are_refused), T(proved_values_round_trip), T(uncompared_resume_after_a_post_probe),
 	  T(missing_table_names_the_path),
 	  T(programs_validate),
 	  T(blk_program_computes_what_a_build_would),

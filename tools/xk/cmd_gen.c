@@ -47,7 +47,7 @@ const char *catalog_path(const char *opt)
 struct gen_args {
 	bool gen;		/* xk gen, else xk build */
 	const char *release, *catalog, *output, *glue;
-	bool explain, list, no_identity;
+	bool explain, list, no_identity, prove;
 	int jobs;
 	struct cli_list prepare;	/* values for the per-value spans */
 	struct cli_list verify;		/* values to check the table at */
@@ -65,6 +65,7 @@ static const struct cli_opt gen_opts[] = {
 	{ "glue", 0, CLI_STR, offsetof(struct gen_args, glue) },
 	{ "prepare", 0, CLI_LIST, offsetof(struct gen_args, prepare) },
 	{ "verify", 0, CLI_LIST, offsetof(struct gen_args, verify) },
+	{ "prove", 0, CLI_FLAG, offsetof(struct gen_args, prove) },
 	{ NULL },
 };
 
@@ -368,11 +369,60 @@ static void print_verified(const struct xk_verify_result *r)
 		printf("    %s\n", r->why[i]);
 }
 
+static void json_proved(const struct xk_scope *t, const struct xk_prove_result *r)
+{
+	json_begin_object(jw, "prove");
+	json_bool(jw, "every", r->every);
+	json_int(jw, "values", r->nr_values);
+	json_int(jw, "refused", r->nr_refused);
+	json_begin_array(jw, "bounds_before");
+	json_int(jw, NULL, r->min);
+	json_int(jw, NULL, r->max);
+	json_end_array(jw);
+	json_begin_array(jw, "bounds");
+	json_int(jw, NULL, t->min);
+	json_int(jw, NULL, t->max);
+	json_end_array(jw);
+	json_begin_array(jw, "values_accepted");
+	for (int i = 0; i < (t->nr_ranges ? t->nr_ranges : 1); i++) {
+		json_begin_array(jw, NULL);
+		json_int(jw, NULL, t->nr_ranges ? t->ranges[i][0] : t->min);
+		json_int(jw, NULL, t->nr_ranges ? t->ranges[i][1] : t->max);
+		json_end_array(jw);
+	}
+	json_end_array(jw);
+	json_begin_array(jw, "why");
+	for (int i = 0; i < r->nr_refused && i < XK_PROVE_MAX_WHY; i++) {
+		json_begin_object(jw, NULL);
+		json_int(jw, "value", r->refused[i].value);
+		json_str(jw, "why", r->refused[i].why);
+		json_end_object(jw);
+	}
+	json_end_array(jw);
+	json_end_object(jw);
+}
+
+static void print_proved(const struct xk_scope *t, const struct xk_prove_result *r)
+{
+	char values[400];
+
+	xk_scope_values_text(t, values, sizeof(values));
+	printf("prove: %d value%s of %lld..%lld built (%s), %d refused; "
+	       "values: %s\n", r->nr_values, r->nr_values == 1 ? "" : "s",
+	       r->min, r->max, r->every ? "every one" : "a sample",
+	       r->nr_refused, values);
+	for (int i = 0; i < r->nr_refused && i < XK_PROVE_MAX_WHY; i++)
+		printf("    %lld: %s\n", r->refused[i].value, r->refused[i].why);
+	if (r->nr_refused > XK_PROVE_MAX_WHY)
+		printf("    and %d more\n", r->nr_refused - XK_PROVE_MAX_WHY);
+}
+
 /* xk gen: the constant built, analysed into its scope table */
 static int gen(const struct gen_args *a, struct xk_kernel *k,
 	       struct xk_constant *c, struct xk_build_result *b)
 {
 	static struct xk_verify_result verified[CLI_LIST_MAX];
+	static struct xk_prove_result proved;
 	struct xk_scope t;
 	char out[XK_PATH_MAX + 256];
 	double t0 = xk_now(), gen_s;
@@ -404,6 +454,18 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 			return err == -EINVAL ? XK_EXIT_USAGE : p_lib_err("gen", err);
 		}
 		disagree += verified[i].nr_failed;
+	}
+	/* --prove: the values of the bounds built, the bounds narrowed */
+	if (a->prove) {
+		if (!json_output)
+			fprintf(stderr, "%s: proving the values of %lld..%lld "
+				"(each one built and checked)\n", c->name,
+				(long long)t.min, (long long)t.max);
+		err = xk_gen_prove(k, c, &t, &proved);
+		if (err) {
+			xk_scope_free(&t);
+			return p_lib_err("gen", err);
+		}
 	}
 	if (a->output)
 		snprintf(out, sizeof(out), "%s", a->output);
@@ -439,6 +501,8 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 				json_verified(&verified[i]);
 			json_end_array(jw);
 		}
+		if (a->prove)
+			json_proved(&t, &proved);
 		json_end_object(jw);
 	} else {
 		printf("%s = %lld (%s:%d): %d span%s, %d supported; build %.1f s, "
@@ -455,6 +519,8 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 			printf("note: %s\n", t.notes[i]);
 		for (int i = 0; i < a->verify.n; i++)
 			print_verified(&verified[i]);
+		if (a->prove)
+			print_proved(&t, &proved);
 		printf("scope table: %s\n", out);
 		if (a->glue)
 			printf("policy glue: %s\n", a->glue);

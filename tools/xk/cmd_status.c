@@ -102,7 +102,7 @@ static void print_probes(const struct xk_ioc_status *st)
  * the table came from elsewhere): the uses that keep the compiled-in value
  * when it was loaded with --partial (its unsupported spans), and its notes
  * (what boot-time code computed, state of objects made before the change,
- * bounds narrowed).
+ * bounds narrowed), and the values a proved table takes.
  */
 static void print_table_extras(const struct xk_ioc_status *st)
 {
@@ -133,6 +133,27 @@ static void print_table_extras(const struct xk_ioc_status *st)
 	}
 	if (nr && json_output)
 		json_end_array(jw);
+	/* a proved table: the values it takes (xk gen --prove) */
+	if (t.nr_proved && json_output) {
+		json_int(jw, "proved", t.nr_proved);
+		json_bool(jw, "proved_every", t.proved_every);
+		json_begin_array(jw, "values");
+		for (int i = 0; i < (t.nr_ranges ? t.nr_ranges : 1); i++) {
+			json_begin_array(jw, NULL);
+			json_int(jw, NULL, t.nr_ranges ? t.ranges[i][0] : t.min);
+			json_int(jw, NULL, t.nr_ranges ? t.ranges[i][1] : t.max);
+			json_end_array(jw);
+		}
+		json_end_array(jw);
+	} else if (t.nr_proved) {
+		char values[400];
+
+		xk_scope_values_text(&t, values, sizeof(values));
+		printf("  values: %s (proved: %d value%s built, %s)\n", values,
+		       t.nr_proved, t.nr_proved == 1 ? "" : "s",
+		       t.proved_every ? "every one of the bounds" :
+		       "a sample of the bounds");
+	}
 	if (t.nr_notes && json_output)
 		json_begin_array(jw, "notes");
 	for (int i = 0; i < t.nr_notes; i++) {

@@ -229,6 +229,10 @@ int table_prepare_value(struct xk_scope *t, const char *path,
 	double t0 = xk_now();
 	int added = 0, err;
 
+	/* a value a proof refused (xk gen --prove) is named, not built */
+	err = xk_scope_check_value(t, value);
+	if (err)
+		return p_lib_err("prepare", err), err;
 	if (no_build && !table_has_value(t, value)) {
 		p_err("%s = %lld: spans of the per-value form have no parameters "
 		      "for this value and --no-build forbids building them (xk gen "
