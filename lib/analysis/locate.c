@@ -706,14 +706,116 @@ static bool defined_id(const char *line, char *id, size_t size)
 	return true;
 }
 
+/* The lines of text as an array of pointers into it (cut at '\n'). */
+static char **split_lines(char *text, long *nr)
+{
+	long n = 1, i = 0;
+	char **lines;
+
+	for (char *p = text; *p; p++)
+		n += *p == '\n';
+	lines = calloc(n + 1, sizeof(*lines));
+	if (!lines)
+		return NULL;
+	for (char *p = text; p;) {
+		char *end = strchr(p, '\n');
+
+		lines[i++] = p;
+		if (end)
+			*end = '\0';
+		p = end ? end + 1 : NULL;
+	}
+	*nr = i;
+	return lines;
+}
+
+/* Whether a line is (the inside of) a comment: it starts with a comment
+ * marker or the "*" of a block comment's middle line. */
+static bool comment_line(const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	return *line == '*' || !strncmp(line, "/*", 2) || !strncmp(line, "//", 2);
+}
+
+/* The identifier right before the first '(' of text, into id. */
+static bool name_before_paren(const char *text, char *id, size_t size)
+{
+	const char *paren = strchr(text, '('), *end, *start;
+
+	if (!paren)
+		return false;
+	for (end = paren; end > text && isspace((unsigned char)end[-1]); end--)
+		;
+	for (start = end; start > text && (isalnum((unsigned char)start[-1]) ||
+					   start[-1] == '_'); start--)
+		;
+	if (start == end || (size_t)(end - start) >= size ||
+	    isdigit((unsigned char)*start))
+		return false;
+	memcpy(id, start, end - start);
+	id[end - start] = '\0';
+	return true;
+}
+
+/*
+ * What carries a use on line n (from 0) of a header's lines into code,
+ * when it is no "#define ID ..." line: the macro a definition continued
+ * onto that line defines, or the static inline function whose body holds
+ * the line (kernel style: its "{" alone at the start of a line, its
+ * header on the lines just above, "}" at the start of a line closing
+ * it). false for anything else: a declaration, a struct, an initializer.
+ */
+static bool carrier_of_line(char **lines, long n, char *id, size_t size)
+{
+	char head[512] = "";
+	long j, open = -1;
+
+	/* a continued #define: up through the lines that end in '\' */
+	for (j = n; j > 0; j--) {
+		size_t len = strlen(lines[j - 1]);
+
+		if (!len || lines[j - 1][len - 1] != '\\')
+			break;
+	}
+	if (j < n)
+		return defined_id(lines[j], id, size);
+	/* a function's body: its "{" above, no "}" at a line's start between */
+	for (j = n; j >= 0 && open < 0; j--) {
+		if (lines[j][0] == '}' && j < n)
+			return false;
+		if (lines[j][0] == '{')
+			open = j;
+	}
+	if (open < 1)
+		return false;
+	/* its header: the lines above the "{" up to a blank line, a
+	 * directive, or the end of the last declaration or comment */
+	for (j = open - 1; j >= 0 && open - j <= 4; j--) {
+		const char *l = lines[j];
+		size_t len = strlen(l);
+		char both[512];
+
+		if (!len || l[0] == '#' || l[len - 1] == ';' || l[len - 1] == '}' ||
+		    (len >= 2 && !strcmp(l + len - 2, "*/")))
+			break;
+		snprintf(both, sizeof(both), "%s %s", l, head);
+		xk_strlcpy(head, both, sizeof(head));
+	}
+	return strstr(head, "static") && strstr(head, "inline") &&
+	       name_before_paren(head, id, size);
+}
+
 /*
  * The names that carry macro name into code: itself and every macro of a
- * header under dir whose definition names one of them, transitively
+ * header under dir whose definition names one of them, and every static
+ * inline function of such a header whose body does, transitively
  * (include/linux/swap_slots.h: #define SWAP_SLOTS_CACHE_SIZE SWAP_BATCH;
- * include/net/sock.h: SOCK_MIN_SNDBUF from TCP_SKB_MIN_TRUESIZE). An
- * object that names only SWAP_SLOTS_CACHE_SIZE uses SWAP_BATCH as much as
- * one that names it. A definition continued on a later line is seen when
- * its first line names the macro. More than MAX_CARRIERS names: -E2BIG.
+ * include/net/sock.h: SOCK_MIN_SNDBUF from TCP_SKB_MIN_TRUESIZE; an
+ * inline of include/net/tcp.h that returns TCP_RTO_MAX). An object that
+ * names only SWAP_SLOTS_CACHE_SIZE, or only calls such an inline, uses
+ * SWAP_BATCH as much as one that names it. More than MAX_CARRIERS names:
+ * -E2BIG, named.
  */
 static int carrier_macros(const struct tree *t, const char *dir, const char *name,
 			  char names[][64], int *nr)
@@ -723,16 +825,41 @@ static int carrier_macros(const struct tree *t, const char *dir, const char *nam
 	xk_strlcpy(names[0], name, sizeof(names[0]));
 	*nr = 1;
 	for (int q = 0; q < *nr && !err; q++) {
-		const char *argv[] = { "grep", "-rhw", "--include=*.h", GREP_EXCLUDES,
+		const char *argv[] = { "grep", "-rnw", "--include=*.h", GREP_EXCLUDES,
 				       "-e", names[q], dir, NULL };
-		char *lines = NULL, *save = NULL, id[64];
+		char *hits = NULL, *save = NULL, id[64], file[XK_PATH_MAX] = "";
+		char *text = NULL, **lines = NULL;
+		long nr_lines = 0;
 
-		err = grep_lines(t, argv, &lines);
-		for (char *l = lines ? strtok_r(lines, "\n", &save) : NULL; l && !err;
-		     l = strtok_r(NULL, "\n", &save)) {
-			bool known = false;
+		err = grep_lines(t, argv, &hits);
+		for (char *h = hits ? strtok_r(hits, "\n", &save) : NULL; h && !err;
+		     h = strtok_r(NULL, "\n", &save)) {
+			char *c1 = strchr(h, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+			long line = c2 ? strtol(c1 + 1, NULL, 10) : 0;
+			bool known = false, got;
 
-			if (!defined_id(l, id, sizeof(id)))
+			if (!c2 || line < 1)
+				continue;
+			*c1 = '\0';
+			got = defined_id(c2 + 1, id, sizeof(id));
+			if (!got && comment_line(c2 + 1))
+				continue;	/* compaction.h's compact_gap() */
+			if (!got && strcmp(file, h)) {	/* another header: read it */
+				char path[XK_PATH_MAX];
+
+				free(lines);
+				free(text);
+				lines = NULL;
+				text = NULL;
+				nr_lines = 0;
+				xk_strlcpy(file, h, sizeof(file));
+				if (!xk_snprintf(path, sizeof(path), "%s/%s", t->src, h) &&
+				    !xk_read_file(path, &text, NULL))
+					lines = split_lines(text, &nr_lines);
+			}
+			if (!got && lines && line <= nr_lines)
+				got = carrier_of_line(lines, line - 1, id, sizeof(id));
+			if (!got)
 				continue;
 			for (int i = 0; i < *nr; i++)
 				known |= !strcmp(names[i], id);
@@ -740,14 +867,17 @@ static int carrier_macros(const struct tree *t, const char *dir, const char *nam
 				continue;
 			if (*nr == MAX_CARRIERS) {
 				err = xk_err(-E2BIG, "%s is carried into code by more "
-						     "than %d macros (%s, %s, ...); "
-						     "list its objects with objects=",
+						     "than %d macros and inline "
+						     "functions (%s, %s, ...); list "
+						     "its objects with objects=",
 					     name, MAX_CARRIERS, names[1], names[2]);
 				break;
 			}
 			xk_strlcpy(names[(*nr)++], id, sizeof(names[0]));
 		}
 		free(lines);
+		free(text);
+		free(hits);
 	}
 	if (!err && *nr > 1) {
 		char list[256] = "";
@@ -761,6 +891,39 @@ static int carrier_macros(const struct tree *t, const char *dir, const char *nam
 }
 
 /*
+ * The files of grep -n's "file:line:text" lines that name it in code, not
+ * only in comments (net/mctp/test/route-test.c's " * clamp the minimum to
+ * SOCK_MIN_RCVBUF", a file route.c includes), one "file\n" each, in
+ * *files; lines freed.
+ */
+static int code_files(char *lines, char **files)
+{
+	size_t len = 0, cap = lines ? strlen(lines) + 1 : 1;
+	char *out = malloc(cap), *save = NULL, last[XK_PATH_MAX] = "";
+
+	if (!out) {
+		free(lines);
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	}
+	out[0] = '\0';
+	for (char *l = lines ? strtok_r(lines, "\n", &save) : NULL; l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		if (!c2 || comment_line(c2 + 1))
+			continue;
+		*c1 = '\0';
+		if (!strcmp(last, l))
+			continue;
+		xk_strlcpy(last, l, sizeof(last));
+		len += snprintf(out + len, cap - len, "%s\n", l);
+	}
+	free(lines);
+	*files = out;
+	return 0;
+}
+
+/*
  * Every .c under dir (the definition's directory; the whole tree for one
  * under include/) that names macro name or a macro carrying it, as one
  * "file\n" list in *hits.
@@ -769,8 +932,9 @@ static int files_naming(const struct tree *t, const char *dir, const char *name,
 			char **hits)
 {
 	char names[MAX_CARRIERS][64];
-	const char *argv[16 + 2 * MAX_CARRIERS] = { "grep", "-rlw", "--include=*.c",
+	const char *argv[16 + 2 * MAX_CARRIERS] = { "grep", "-rnw", "--include=*.c",
 						    GREP_EXCLUDES };
+	char *lines = NULL;
 	int nr, n = 0, err;
 
 	while (argv[n])
@@ -784,7 +948,10 @@ static int files_naming(const struct tree *t, const char *dir, const char *name,
 	}
 	argv[n++] = dir;
 	argv[n] = NULL;
-	return grep_lines(t, argv, hits);
+	err = grep_lines(t, argv, &lines);
+	if (err)
+		return err;
+	return code_files(lines, hits);
 }
 
 /*
@@ -797,7 +964,7 @@ static int files_naming(const struct tree *t, const char *dir, const char *name,
  * directory searched and the format; a file that does not match is walked
  * again. A module's tree is walked each time (it is small).
  */
-#define USERS_FORMAT "xk-users 1"
+#define USERS_FORMAT "xk-users 2"
 
 static int files_naming_cached(const struct xk_kernel *k, const struct tree *t,
 			       const char *dir, const char *name, char **hits)

@@ -149,6 +149,15 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 		char *out = res->variant[idx][v];
 
 		err = patch_unit(c, unit, res->value[v], &patched);
+		/* found by its name in the source, but its unit does not
+		 * define the macro (a comment named it: lib/vdso/getrandom.c's
+		 * "INT_MAX & PAGE_MASK /" "* = MAX_RW_COUNT *" "/"): no user */
+		if (err == -ENOENT && !strcmp(c->kind, "macro") && !c->objects[0]) {
+			pr_debug("%s: its unit has no #define %s: not a user\n",
+				 obj, c->name);
+			xk_err_clear();
+			err = 1;
+		}
 		if (err)
 			break;
 		h = unit_hash(0xcbf29ce484222325ULL, patched, strlen(patched));
@@ -200,6 +209,18 @@ out:
 	free(unit);
 	free(nodeps);
 	return err;
+}
+
+/* Object i of res out of the build (before any of its variants runs). */
+static void drop_object(struct xk_build_result *res, int i)
+{
+	for (int j = i; j + 1 < res->nr_objects; j++) {
+		memcpy(res->object[j], res->object[j + 1], sizeof(res->object[0]));
+		memcpy(res->base[j], res->base[j + 1], sizeof(res->base[0]));
+		memcpy(res->module[j], res->module[j + 1], sizeof(res->module[0]));
+		memcpy(res->variant[j], res->variant[j + 1], sizeof(res->variant[0]));
+	}
+	res->nr_objects--;
 }
 
 static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
@@ -274,11 +295,18 @@ static int xk_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 	if (OPTS_GET(opts, one_value, false))
 		res->value[0] = res->value[1] = res->value[2] =
 			OPTS_GET(opts, value, 0);
-	for (int i = 0; i < res->nr_objects && !err; i++)
+	for (int i = 0; i < res->nr_objects && !err; i++) {
 		err = build_object(&tree, c, ccvar, i,
 				   OPTS_GET(opts, one_value, false) ? 1 :
 				   XK_BUILD_VARIANTS, res, jobs, &running,
 				   jobs_max, cache_dir, log, progress);
+		if (err == 1) {		/* not a user after all */
+			drop_object(res, i--);
+			err = res->nr_objects ? 0 :
+			      xk_err(-ENOENT, "%s: no object of this configuration "
+					      "uses it", c->name);
+		}
+	}
 	while (running > 0) {
 		int e = wait_job(jobs, &running, log);
 
