@@ -48,7 +48,7 @@ pass none
 insmod kmod/xkernel.ko
 # one transaction: the three constants switch together
 # shellcheck disable=SC2086
-$XK set $RW $OTHERS > /dev/null
+$XK set --partial $RW $OTHERS > /dev/null
 sleep 1			# kprobe optimization is deferred work
 probes module-armed
 pass module
@@ -60,7 +60,7 @@ pass settled
 probes settled
 $XK unload --all > /dev/null
 if [ "$mode" = det ]; then
-	$XK load MAX_RW_COUNT --policy build/bpf/rw_fixed.bpf.o --param value=2147475456 > /dev/null
+	$XK load --partial MAX_RW_COUNT --policy build/bpf/rw_fixed.bpf.o --param value=2147475456 > /dev/null
 	sleep 1
 	pass policy
 	probes policy

@@ -79,7 +79,7 @@ trigger)
 	run > /dev/null		# warm up
 	none=$(run)
 	# a value above any count: behaviour unchanged, the rewrite still runs
-	$XK load MAX_RW_COUNT --value 2147475456 > /dev/null
+	$XK load --partial MAX_RW_COUNT --value 2147475456 > /dev/null
 	sleep 1			# optimization is deferred work
 	state=$($XK -j status | jq -r '[.[0].probes[].probe] | join(",")')
 	opt=$(run)
@@ -94,7 +94,7 @@ trigger)
 	settled=$(run)
 	$XK unload MAX_RW_COUNT > /dev/null
 	# the same value chosen by an eBPF policy at every span
-	$XK load MAX_RW_COUNT --policy build/bpf/rw_fixed.bpf.o --param value=2147475456 > /dev/null
+	$XK load --partial MAX_RW_COUNT --policy build/bpf/rw_fixed.bpf.o --param value=2147475456 > /dev/null
 	sleep 1
 	policy=$(run)
 	pwrites=$($XK -j status | jq '.[0].writes')

@@ -159,6 +159,10 @@ struct xk_scope_span {
 	char why[512];		/* unsupported: the reason (XK_WHY_*) */
 };
 
+/* The function of a refused span that stands for every use in its object
+ * (an object the catalog's objects= leaves out) */
+#define XK_SPAN_EVERY_USE "*"
+
 struct xk_scope {
 	char constant[XK_NAME_MAX];
 	char kind[16];		/* macro, literal, variable */

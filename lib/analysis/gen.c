@@ -14,49 +14,50 @@
 #include "redo.h"
 #include "spans.h"
 
-/* How many names a ", "-separated list holds. */
-static int names_in(const char *list)
-{
-	int nr = list[0] != '\0';
-
-	for (const char *p = list; (p = strstr(p, ", ")); p += 2)
-		nr++;
-	return nr;
-}
-
 /*
- * A catalog's objects= that leaves out objects using the macro (MAX_RW_COUNT
- * lists fs/read_write.o; splice and io_uring name it too): a note naming
- * them, since the table retunes none of their uses.
+ * A catalog's objects= that leaves out objects using the macro (NAPI_POLL_
+ * WEIGHT lists dev.o, veth.o and tun.o; virtio_net and eventpoll name it
+ * too): their uses keep the compiled-in value, so each is a refused span
+ * of the table (function "*": every use of the object), naming it; more
+ * than a build takes: one such span for all of them (object "*").
  */
-static int note_objects_left_out(const struct xk_kernel *k,
-				 const struct xk_constant *c, struct xk_scope *t)
+static int refuse_objects_left_out(const struct xk_kernel *k,
+				   const struct xk_constant *c, struct xk_scope *t)
 {
-	char list[600], more[24] = "", note[sizeof(t->notes[0])];
-	int nr = objects_left_out(k, c, list, sizeof(list));
+	char list[600], *save = NULL;
+	int nr = objects_left_out(k, c, list, sizeof(list)), err = 0;
 
 	if (nr <= 0)
 		return nr;
-	/* the note holds about 120 characters of names: whole ones */
-	if (strlen(list) > 120) {
-		char *cut = list + 120;
-		int names = names_in(list);
+	if (nr > XK_BUILD_MAX_OBJECTS)
+		xk_strlcpy(list, "*", sizeof(list));
+	for (char *o = strtok_r(list, ", ", &save); o && !err;
+	     o = strtok_r(NULL, ", ", &save)) {
+		struct xk_scope_span *bigger, *sp;
 
-		while (cut > list && strncmp(cut, ", ", 2))
-			cut--;
-		*cut = '\0';
-		snprintf(more, sizeof(more), "%s%d more", list[0] ? " and " : "",
-			 names - names_in(list));
+		bigger = realloc(t->spans, (t->nr_spans + 1) * sizeof(*bigger));
+		if (!bigger)
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
+		t->spans = bigger;
+		sp = &t->spans[t->nr_spans++];
+		memset(sp, 0, sizeof(*sp));
+		memset(sp->arg_reg, -1, sizeof(sp->arg_reg));
+		xk_strlcpy(sp->object, o, sizeof(sp->object));
+		xk_strlcpy(sp->func, XK_SPAN_EVERY_USE, sizeof(sp->func));
+		sp->cls = XK_SPAN_UNSUPPORTED;
+		if (nr > XK_BUILD_MAX_OBJECTS)
+			snprintf(sp->why, sizeof(sp->why), "the catalog's objects= "
+				 "leaves out other objects that name %s or a macro "
+				 "or inline function carrying it (more than the %d "
+				 "a build takes): their uses keep the compiled-in "
+				 "value", c->name, XK_BUILD_MAX_OBJECTS);
+		else
+			snprintf(sp->why, sizeof(sp->why), "the catalog's objects= "
+				 "leaves out this object, which names %s or a macro "
+				 "or inline function carrying it: its uses keep the "
+				 "compiled-in value", c->name);
 	}
-	snprintf(note, sizeof(note), "objects= leaves out %s%d object%s that "
-		 "name%s it or a macro defined from it%s%s%s%s: their uses "
-		 "keep the compiled-in value",
-		 nr > XK_BUILD_MAX_OBJECTS ? "more than " : "",
-		 nr > XK_BUILD_MAX_OBJECTS ? XK_BUILD_MAX_OBJECTS : nr,
-		 nr == 1 ? "" : "s", nr == 1 ? "s" : "",
-		 list[0] || more[0] ? " (" : "", list, more,
-		 list[0] || more[0] ? ")" : "");
-	return gen_add_note(t, note);
+	return err;
 }
 
 static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
@@ -102,7 +103,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 			err = (*f)->check(&ft, t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
-	err = err ?: note_objects_left_out(k, c, t);
+	err = err ?: refuse_objects_left_out(k, c, t);
 	if (err)
 		xk_scope_free(t);
 	return err;

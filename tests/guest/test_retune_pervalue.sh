@@ -23,7 +23,9 @@ segs() { unshare -n ip -d link show lo | grep -o "$1 [0-9]*" | cut -d' ' -f2; }
 before=$(segs gso_max_segs)
 # loaded at the default first: the module refuses 1000 (no point), the
 # set prepares it and hands it over (XK_IOC_POINT), then sets it
-$XK load GSO_MAX_SEGS || fail "load failed"
+# --partial: the drivers its catalog entry leaves out keep the
+# compiled-in value (their GSO_MAX_SIZE, 8 * GSO_MAX_SEGS)
+$XK load --partial GSO_MAX_SEGS || fail "load failed"
 $XK set GSO_MAX_SEGS=1000 2> /tmp/pv.err || fail "set 1000 failed: $(cat /tmp/pv.err)"
 cat /tmp/pv.err
 grep -q "per-value parameters of" /tmp/pv.err || fail "the set did not prepare the value"

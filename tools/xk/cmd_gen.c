@@ -203,8 +203,12 @@ static void explain_span(const struct xk_build_result *b,
 static void print_span(const struct xk_build_result *b, int i,
 		       const struct xk_scope_span *s, bool explain)
 {
-	printf("span %d: %s %s+0x%llx  %s", i, s->object, s->func,
-	       (unsigned long long)s->start, xk_span_class_name(s->cls));
+	if (!strcmp(s->func, XK_SPAN_EVERY_USE))
+		printf("span %d: %s, every use  %s", i, strcmp(s->object, "*") ?
+		       s->object : "objects left out", xk_span_class_name(s->cls));
+	else
+		printf("span %d: %s %s+0x%llx  %s", i, s->object, s->func,
+		       (unsigned long long)s->start, xk_span_class_name(s->cls));
 	if (s->cls == XK_SPAN_UNSUPPORTED) {
 		printf("\n    why: %s\n", s->why);
 		return;

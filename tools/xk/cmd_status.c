@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -126,6 +127,9 @@ static void print_table_extras(const struct xk_ioc_status *st)
 			json_int(jw, "offset", s->start);
 			json_str(jw, "why", s->why);
 			json_end_object(jw);
+		} else if (!strcmp(s->func, XK_SPAN_EVERY_USE)) {
+			printf("  %s: keeps %lld (%s)\n", strcmp(s->object, "*") ?
+			       s->object : "objects left out", st->def, s->why);
 		} else {
 			printf("  %s+%#llx: keeps %lld (%s)\n", s->func,
 			       (unsigned long long)s->start, st->def, s->why);
