@@ -12,24 +12,35 @@
 # tool failure (xk gen failed with another error; its message is the
 # reason).
 #
-# Usage: bench/coverage.sh [--cold] [--csv FILE] [--catalog FILE] [CONSTANT...]
+# With --oracle K, each constant with a supported span is then checked
+# against the kernel compiled with K values spread over its bounds (the
+# bounds among them; xk gen --verify, as bench/fidelity.sh does; not in
+# the seconds): column "oracle" says agree, differ at N (a span's program
+# does not compute what the build with N computes, or its code at N has
+# another form), or cannot check (a value of the bounds does not compile),
+# and the totals count a constant fully supported after the oracle only
+# when the table says full and the oracle agrees.
+#
+# Usage: bench/coverage.sh [--cold] [--oracle K] [--csv FILE] [--catalog FILE] [CONSTANT...]
 #   --cold   remove the variant cache ($(xk kernel info --field dir)/xk-build)
 #            before each constant, like bench/offline.sh; default warm
 #   --csv    also write constant,spans,supported,status,seconds,first_reason,
-#            reasons (every distinct refusal reason, " | " between them)
+#            reasons (every distinct refusal reason, " | " between them),
+#            oracle
 # Progress goes to stderr, the table to stdout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 XK=${XK:-build/xk}
-cold=0 csv= catalog=()
+cold=0 csv= catalog=() oracle=0
 consts=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cold) cold=1 ;;
+	--oracle) oracle=$2; shift ;;
 	--csv) csv=$2; shift ;;
 	--csv=*) csv=${1#--csv=} ;;
 	--catalog) catalog=(--catalog "$2"); shift ;;
-	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "coverage.sh: unknown option $1" >&2; exit 2 ;;
 	*) consts+=("$1") ;;
 	esac
@@ -50,6 +61,26 @@ rows=$tmp/rows.tsv
 
 # one line of text: tabs and newlines to spaces
 flat() { tr '\t\n' '  ' | sed 's/  */ /g; s/^ //; s/ $//'; }
+
+# the table of constant $1 against the kernel compiled with $oracle values
+# of its bounds: "agree", "differ at N: why", or "cannot check: why"
+oracle_of() {
+	local lo hi def args=() v
+	read -r lo hi < <(jq -r '"\(.bounds[0]) \(.bounds[1])"' "$tmp/out.json")
+	def=$(jq -r '.default' "$tmp/out.json")
+	for v in $(bench/spread-values.py "$lo" "$hi" "$def" "$oracle"); do
+		args+=(--verify "$v")
+	done
+	$XK -q -j gen "${catalog[@]}" "$1" "${args[@]}" -o "$tmp/oracle.scope" \
+		> "$tmp/oracle.json" 2> "$tmp/oracle.err"
+	if ! jq -e .verify "$tmp/oracle.json" > /dev/null 2>&1; then
+		echo "cannot check: $( { jq -r '.error // empty' "$tmp/oracle.json" 2>/dev/null
+			cat "$tmp/oracle.err"; } | grep -m1 -E 'error|failed' | flat | cut -c1-120)"
+		return
+	fi
+	jq -r '[.verify[] | select(.disagree > 0) | "differ at \(.value): \(.why[0])"][0]
+		// "agree"' "$tmp/oracle.json" | flat | cut -c1-160
+}
 
 i=0
 for c in "${consts[@]}"; do
@@ -96,17 +127,22 @@ for c in "${consts[@]}"; do
 		*) status="tool failure" ;;
 		esac
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$spans" "$sup" "$status" \
-		"$secs" "$first" "$reasons" >> "$rows"
-	printf '%s %s/%s %ss\n' "$status" "$sup" "$spans" "$secs" >&2
+	verdict=-
+	if [ "$oracle" -gt 0 ] && [ "$sup" -gt 0 ]; then
+		verdict=$(oracle_of "$c")
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$spans" "$sup" "$status" \
+		"$secs" "$first" "$reasons" "$verdict" >> "$rows"
+	printf '%s %s/%s %ss %s\n' "$status" "$sup" "$spans" "$secs" "$verdict" >&2
 done
 
 short() { local s=$1; [ ${#s} -le 70 ] && echo "$s" || echo "${s:0:67}..."; }
 printf '%-34s %11s  %-12s %8s  %s\n' constant supported status seconds \
 	"first refusal reason"
-while IFS=$'\t' read -r c spans sup status secs first reasons; do
+while IFS=$'\t' read -r c spans sup status secs first reasons verdict; do
 	printf '%-34s %11s  %-12s %8s  %s\n' "$c" "$sup/$spans" "$status" \
 		"$secs" "$(short "$first")"
+	[ "$oracle" -gt 0 ] && [ "$verdict" != - ] && printf '%34s oracle: %s\n' '' "$verdict"
 done < "$rows"
 
 count() { awk -F'\t' -v s="$1" '$4 == s' "$rows" | wc -l; }
@@ -126,6 +162,15 @@ echo "not in source:    $(count 'not in source')"
 echo "tool failures:    $(count 'tool failure')"
 echo "spans supported:  $tsup/$tspans"
 echo "seconds:          median $median, worst $worst"
+if [ "$oracle" -gt 0 ]; then
+	full_ok=$(awk -F'\t' '$4 == "full" && $8 == "agree"' "$rows" | wc -l)
+	full_differ=$(awk -F'\t' '$4 == "full" && $8 ~ /^differ/' "$rows" | wc -l)
+	full_nocheck=$(awk -F'\t' '$4 == "full" && $8 ~ /^cannot/' "$rows" | wc -l)
+	echo "after the oracle ($oracle values of each constant's bounds):"
+	echo "  full, the oracle agreeing:    $full_ok"
+	echo "  full, but differing at a value: $full_differ ($(awk -F'\t' '$4 == "full" && $8 ~ /^differ/ { printf "%s%s", n++ ? " " : "", $1 }' "$rows"))"
+	echo "  full, not checkable:          $full_nocheck ($(awk -F'\t' '$4 == "full" && $8 ~ /^cannot/ { printf "%s%s", n++ ? " " : "", $1 }' "$rows"))"
+fi
 
 # refusal reasons by kind: the part before "; inverse form", without the
 # instruction it names (its mnemonic kept for "outside the model"),
@@ -146,9 +191,9 @@ fi
 
 if [ -n "$csv" ]; then
 	{
-		echo "constant,spans,supported,status,seconds,first_reason,reasons"
+		echo "constant,spans,supported,status,seconds,first_reason,reasons,oracle"
 		awk -F'\t' -v OFS=, '{
-			for (f = 6; f <= 7; f++) { gsub(/"/, "\"\"", $f); $f = "\"" $f "\"" }
+			for (f = 6; f <= 8; f++) { gsub(/"/, "\"\"", $f); $f = "\"" $f "\"" }
 			print }' "$rows"
 	} > "$csv"
 fi

@@ -27,24 +27,6 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# values: min, max and k-2 between, geometric (arithmetic from 0), deduplicated
-spread() {
-	python3 - "$1" "$2" "$3" "$4" <<'PY'
-import sys, math
-lo, hi, d, k = (int(x) for x in sys.argv[1:])
-vals = {lo, hi}
-for i in range(1, k - 1):
-    f = i / (k - 1)
-    if lo > 0:
-        v = round(math.exp(math.log(lo) + f * (math.log(hi) - math.log(lo))))
-    else:
-        v = round(lo + f * (hi - lo))
-    vals.add(v)
-vals.discard(d)
-print(" ".join(str(v) for v in sorted(vals)))
-PY
-}
-
 agree=0 disagree=0 other=0 pervalue=0 n=0 bad=0 nocheck=0
 printf '%-36s %7s %6s %6s %6s  %s\n' constant values agree differ other "first difference"
 for c in "${names[@]}"; do
@@ -52,7 +34,7 @@ for c in "${names[@]}"; do
 	read -r lo hi < <(sed -n 's/^bounds //p' "$tmp/t.scope")
 	def=$(sed -n 's/^default //p' "$tmp/t.scope")
 	args=()
-	for v in $(spread "$lo" "$hi" "$def" "$k"); do
+	for v in $(bench/spread-values.py "$lo" "$hi" "$def" "$k"); do
 		args+=(--verify "$v")
 	done
 	$XK -q -j gen "$c" "${args[@]}" -o "$tmp/t.scope" > "$tmp/j" 2>"$tmp/e"

@@ -491,6 +491,10 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		json_double(jw, "analysis_seconds", gen_s);
 		json_int(jw, "spans", t.nr_spans);
 		json_int(jw, "supported", xk_scope_nr_supported(&t));
+		json_begin_array(jw, "bounds");
+		json_int(jw, NULL, t.min);
+		json_int(jw, NULL, t.max);
+		json_end_array(jw);
 		json_begin_array(jw, "span_list");
 		for (int i = 0; i < t.nr_spans; i++)
 			json_span(&t.spans[i]);
