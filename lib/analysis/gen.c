@@ -24,14 +24,15 @@
 static int refuse_objects_left_out(const struct xk_kernel *k,
 				   const struct xk_constant *c, struct xk_scope *t)
 {
-	char list[600], *save = NULL;
-	int nr = objects_left_out(k, c, list, sizeof(list)), err = 0;
+	/* whole names: every object name fits (128 bytes and ", ") */
+	char list[XK_BUILD_MAX_OBJECTS * 130], *save = NULL;
+	int nr = objects_left_out(k, c, list, sizeof(list));
 
 	if (nr <= 0)
 		return nr;
 	if (nr > XK_BUILD_MAX_OBJECTS)
 		xk_strlcpy(list, "*", sizeof(list));
-	for (char *o = strtok_r(list, ", ", &save); o && !err;
+	for (char *o = strtok_r(list, ", ", &save); o;
 	     o = strtok_r(NULL, ", ", &save)) {
 		struct xk_scope_span *bigger, *sp;
 
@@ -57,7 +58,7 @@ static int refuse_objects_left_out(const struct xk_kernel *k,
 				 "or inline function carrying it: its uses keep the "
 				 "compiled-in value", c->name);
 	}
-	return err;
+	return 0;
 }
 
 static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
@@ -768,7 +769,9 @@ static int xk_gen_prove_impl(const struct xk_kernel *k,
 	res->nr_values = nr;
 	if (err)
 		goto out;
-	t->nr_proved = nr ? nr : 1;
+	if (!nr)	/* bounds of the default alone: nothing to build */
+		goto out;
+	t->nr_proved = nr;
 	t->proved_every = res->every;
 	err = narrow_to_proof(t, v, p, why, nr);
 	if (!err)
