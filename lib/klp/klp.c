@@ -1490,9 +1490,11 @@ static int xk_klp_build_impl(const struct xk_kernel *k, struct xk_constant *c,
 			  value < 0 ? "m" : "", llabs(value));
 	for (char *q = res->name; *q; q++)
 		*q = tolower((unsigned char)*q);
-	/* the objects of the spans, each once */
+	/* the objects of the spans, each once; an object the catalog's
+	 * objects= left out (a refused span of every use) is neither built
+	 * nor patched: it keeps the compiled-in value in both arms */
 	for (int i = 0; i < t->nr_spans && !err; i++) {
-		bool seen = false;
+		bool seen = !strcmp(t->spans[i].func, XK_SPAN_EVERY_USE);
 
 		for (int j = 0; j < nr_objs; j++)
 			seen |= !strcmp(objs[j], t->spans[i].object);
