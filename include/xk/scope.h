@@ -162,6 +162,9 @@ struct xk_scope_span {
 /* The function of a refused span that stands for every use in its object
  * (an object the catalog's objects= leaves out) */
 #define XK_SPAN_EVERY_USE "*"
+/* What such a span names: its object, or "objects left out" for one that
+ * stands for more objects than a build takes (object "*"). */
+const char *xk_scope_left_out_name(const struct xk_scope_span *sp);
 
 struct xk_scope {
 	char constant[XK_NAME_MAX];
@@ -214,6 +217,8 @@ const char *xk_scope_bounds_why(const struct xk_scope *t);
  * values and the table's reason for them (xk_scope_bounds_why, a
  * "values: " note). */
 int xk_scope_check_value(const struct xk_scope *t, long long value);
+/* Whether value is among t's values: its bounds, less a proof's holes. */
+bool xk_scope_takes_value(const struct xk_scope *t, long long value);
 /* t's accepted values as "A..B, C, D..E" (its bounds when it has no
  * ranges), into buf. */
 void xk_scope_values_text(const struct xk_scope *t, char *buf, size_t size);

@@ -34,17 +34,11 @@ static int refuse_objects_left_out(const struct xk_kernel *k,
 		xk_strlcpy(list, "*", sizeof(list));
 	for (char *o = strtok_r(list, ", ", &save); o;
 	     o = strtok_r(NULL, ", ", &save)) {
-		struct xk_scope_span *bigger, *sp;
+		struct xk_scope_span *sp;
+		int err = gen_append_span(t, o, XK_SPAN_EVERY_USE, 0, &sp);
 
-		bigger = realloc(t->spans, (t->nr_spans + 1) * sizeof(*bigger));
-		if (!bigger)
-			return xk_err(-ENOMEM, "%s: out of memory", __func__);
-		t->spans = bigger;
-		sp = &t->spans[t->nr_spans++];
-		memset(sp, 0, sizeof(*sp));
-		memset(sp->arg_reg, -1, sizeof(sp->arg_reg));
-		xk_strlcpy(sp->object, o, sizeof(sp->object));
-		xk_strlcpy(sp->func, XK_SPAN_EVERY_USE, sizeof(sp->func));
+		if (err)
+			return err;
 		sp->cls = XK_SPAN_UNSUPPORTED;
 		if (nr > XK_BUILD_MAX_OBJECTS)
 			snprintf(sp->why, sizeof(sp->why), "the catalog's objects= "
@@ -707,17 +701,6 @@ static int narrow_to_proof(struct xk_scope *t, const long long *v,
 	return err;
 }
 
-/* Whether value is among t's values (its bounds, less a proof's holes). */
-static bool table_takes(const struct xk_scope *t, long long value)
-{
-	if (value < t->min || value > t->max)
-		return false;
-	for (int i = 0; i < t->nr_ranges; i++)
-		if (value >= t->ranges[i][0] && value <= t->ranges[i][1])
-			return true;
-	return !t->nr_ranges;
-}
-
 /* The points and replays of values the proof left out of t, dropped. */
 static void drop_refused_values(struct xk_scope *t)
 {
@@ -726,13 +709,13 @@ static void drop_refused_values(struct xk_scope *t)
 		int n = 0;
 
 		for (int j = 0; j < sp->nr_points; j++)
-			if (table_takes(t, sp->points[j].n))
+			if (xk_scope_takes_value(t, sp->points[j].n))
 				sp->points[n++] = sp->points[j];
 		if (sp->nr_points > 0)
 			sp->nr_points = n;
 		n = 0;
 		for (int j = 0; j < sp->nr_replays; j++)
-			if (table_takes(t, sp->replays[j].n))
+			if (xk_scope_takes_value(t, sp->replays[j].n))
 				sp->replays[n++] = sp->replays[j];
 		sp->nr_replays = n;
 	}

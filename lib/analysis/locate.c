@@ -706,6 +706,21 @@ static bool defined_id(const char *line, char *id, size_t size)
 	return true;
 }
 
+/*
+ * A "file:line:text" line of grep -n, cut after the file (hit then names
+ * it) and the line's number in *line: its text, or NULL for no such line.
+ */
+static const char *grep_hit(char *hit, long *line)
+{
+	char *c1 = strchr(hit, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+	if (!c2)
+		return NULL;
+	*line = strtol(c1 + 1, NULL, 10);
+	*c1 = '\0';
+	return c2 + 1;
+}
+
 /* The lines of text as an array of pointers into it (cut at '\n'). */
 static char **split_lines(char *text, long *nr)
 {
@@ -829,20 +844,18 @@ static int carrier_macros(const struct tree *t, const char *dir, const char *nam
 				       "-e", names[q], dir, NULL };
 		char *hits = NULL, *save = NULL, id[64], file[XK_PATH_MAX] = "";
 		char *text = NULL, **lines = NULL;
-		long nr_lines = 0;
+		long nr_lines = 0, line;
 
 		err = grep_lines(t, argv, &hits);
 		for (char *h = hits ? strtok_r(hits, "\n", &save) : NULL; h && !err;
 		     h = strtok_r(NULL, "\n", &save)) {
-			char *c1 = strchr(h, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-			long line = c2 ? strtol(c1 + 1, NULL, 10) : 0;
+			const char *said = grep_hit(h, &line);
 			bool known = false, got;
 
-			if (!c2 || line < 1)
+			if (!said || line < 1)
 				continue;
-			*c1 = '\0';
-			got = defined_id(c2 + 1, id, sizeof(id));
-			if (!got && comment_line(c2 + 1))
+			got = defined_id(said, id, sizeof(id));
+			if (!got && comment_line(said))
 				continue;	/* compaction.h's compact_gap() */
 			if (!got && strcmp(file, h)) {	/* another header: read it */
 				char path[XK_PATH_MAX];
@@ -908,11 +921,11 @@ static int code_files(char *lines, char **files)
 	out[0] = '\0';
 	for (char *l = lines ? strtok_r(lines, "\n", &save) : NULL; l;
 	     l = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		long line;
+		const char *text = grep_hit(l, &line);
 
-		if (!c2 || comment_line(c2 + 1))
+		if (!text || comment_line(text))
 			continue;
-		*c1 = '\0';
 		if (!strcmp(last, l))
 			continue;
 		xk_strlcpy(last, l, sizeof(last));

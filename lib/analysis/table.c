@@ -10,9 +10,9 @@
 
 #include "table.h"
 
-/* A new span of the table, in function f of the object being analysed. */
-int gen_add_span(struct xk_scope *t, const struct gen_input *in,
-		 const struct xk_sym *f, struct xk_scope_span **sp)
+/* A new span of the table (zeroed, no argument registers), in *sp. */
+int gen_append_span(struct xk_scope *t, const char *object, const char *func,
+		    uint64_t func_size, struct xk_scope_span **sp)
 {
 	struct xk_scope_span *bigger;
 
@@ -23,16 +23,25 @@ int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 	*sp = &t->spans[t->nr_spans++];
 	memset(*sp, 0, sizeof(**sp));
 	memset((*sp)->arg_reg, -1, sizeof((*sp)->arg_reg));
-	xk_strlcpy((*sp)->object, in->object, sizeof((*sp)->object));
+	xk_strlcpy((*sp)->object, object, sizeof((*sp)->object));
+	xk_strlcpy((*sp)->func, func, sizeof((*sp)->func));
+	(*sp)->func_size = func_size;
+	return 0;
+}
+
+/* A new span of the table, in function f of the object being analysed. */
+int gen_add_span(struct xk_scope *t, const struct gen_input *in,
+		 const struct xk_sym *f, struct xk_scope_span **sp)
+{
+	char func[sizeof((*sp)->func)];
+
 	/* a module's function is named module:function, as kallsyms and
 	 * kprobes resolve it */
 	if (in->module)
-		xk_snprintf((*sp)->func, sizeof((*sp)->func), "%s:%s", in->module,
-			    f->name);
+		xk_snprintf(func, sizeof(func), "%s:%s", in->module, f->name);
 	else
-		xk_strlcpy((*sp)->func, f->name, sizeof((*sp)->func));
-	(*sp)->func_size = f->sym.st_size;
-	return 0;
+		xk_strlcpy(func, f->name, sizeof(func));
+	return gen_append_span(t, in->object, func, f->sym.st_size, sp);
 }
 
 /* A note for table t (what the analysis left out, and why); -E2BIG when

@@ -57,6 +57,11 @@ struct xk_sym *gen_span_function(struct xk_obj *o, const struct xk_scope_span *s
 bool gen_init_code(const struct xk_sym *f);
 /* Appends a note to the table (once; -E2BIG past XK_SCOPE_MAX_NOTES). */
 int gen_add_note(struct xk_scope *t, const char *text);
+/* Appends a span of func (size bytes) of object to the table (zeroed,
+ * named), in *sp: an object's use that no function of it names (an
+ * object the catalog leaves out) or, through gen_add_span, a function's. */
+int gen_append_span(struct xk_scope *t, const char *object, const char *func,
+		    uint64_t func_size, struct xk_scope_span **sp);
 /* Appends a span of function f to the table (zeroed, named), in *sp. */
 int gen_add_span(struct xk_scope *t, const struct gen_input *in,
 		 const struct xk_sym *f, struct xk_scope_span **sp);

@@ -173,8 +173,7 @@ static int check_complete(const struct xk_scope *t,
 		if (nr++ < 3 && !strcmp(s->func, XK_SPAN_EVERY_USE))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list),
 				 "%s%s, every use (%.100s)", nr > 1 ? "; " : "",
-				 strcmp(s->object, "*") ? s->object :
-				 "objects left out", s->why);
+				 xk_scope_left_out_name(s), s->why);
 		else if (nr <= 3)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list),
 				 "%s%s+%#llx (%.100s)", nr > 1 ? "; " : "", s->func,

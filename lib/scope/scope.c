@@ -1041,6 +1041,21 @@ void xk_scope_values_text(const struct xk_scope *t, char *buf, size_t size)
 	}
 }
 
+bool xk_scope_takes_value(const struct xk_scope *t, long long value)
+{
+	if (value < t->min || value > t->max)
+		return false;
+	for (int i = 0; i < t->nr_ranges; i++)
+		if (value >= t->ranges[i][0] && value <= t->ranges[i][1])
+			return true;
+	return !t->nr_ranges;
+}
+
+const char *xk_scope_left_out_name(const struct xk_scope_span *sp)
+{
+	return strcmp(sp->object, "*") ? sp->object : "objects left out";
+}
+
 int xk_scope_check_value(const struct xk_scope *t, long long value)
 {
 	const char *why = xk_scope_bounds_why(t);
@@ -1051,10 +1066,7 @@ int xk_scope_check_value(const struct xk_scope *t, long long value)
 				       "%lld]%s%s", t->constant, value,
 			      (long long)t->min, (long long)t->max,
 			      why[0] ? ": " : "", why);
-	for (int i = 0; i < t->nr_ranges; i++)
-		if (value >= t->ranges[i][0] && value <= t->ranges[i][1])
-			return 0;
-	if (!t->nr_ranges)
+	if (xk_scope_takes_value(t, value))
 		return 0;
 	why = values_why(t);
 	xk_scope_values_text(t, values, sizeof(values));

@@ -202,6 +202,9 @@ int table_prepare_value(struct xk_scope *t, const char *path,
 			const char *catalog, long long value, int fd,
 			bool no_build);
 bool table_has_value(const struct xk_scope *t, long long value);
+/* The values t takes as a JSON array name of [from, to] ranges: its
+ * proof's ranges, or its bounds (table_cache.c). */
+void json_table_values(const char *name, const struct xk_scope *t);
 /* A loaded constant's per-value spans given value (xk set's retry). */
 int prepare_loaded(const char *name, const struct load_args *a,
 		   long long value, int fd);

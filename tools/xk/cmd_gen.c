@@ -204,8 +204,8 @@ static void print_span(const struct xk_build_result *b, int i,
 		       const struct xk_scope_span *s, bool explain)
 {
 	if (!strcmp(s->func, XK_SPAN_EVERY_USE))
-		printf("span %d: %s, every use  %s", i, strcmp(s->object, "*") ?
-		       s->object : "objects left out", xk_span_class_name(s->cls));
+		printf("span %d: %s, every use  %s", i, xk_scope_left_out_name(s),
+		       xk_span_class_name(s->cls));
 	else
 		printf("span %d: %s %s+0x%llx  %s", i, s->object, s->func,
 		       (unsigned long long)s->start, xk_span_class_name(s->cls));
@@ -387,14 +387,7 @@ static void json_proved(const struct xk_scope *t, const struct xk_prove_result *
 	json_int(jw, NULL, t->min);
 	json_int(jw, NULL, t->max);
 	json_end_array(jw);
-	json_begin_array(jw, "values_accepted");
-	for (int i = 0; i < (t->nr_ranges ? t->nr_ranges : 1); i++) {
-		json_begin_array(jw, NULL);
-		json_int(jw, NULL, t->nr_ranges ? t->ranges[i][0] : t->min);
-		json_int(jw, NULL, t->nr_ranges ? t->ranges[i][1] : t->max);
-		json_end_array(jw);
-	}
-	json_end_array(jw);
+	json_table_values("values_accepted", t);
 	json_begin_array(jw, "why");
 	for (int i = 0; i < r->nr_refused && i < XK_PROVE_MAX_WHY; i++) {
 		json_begin_object(jw, NULL);

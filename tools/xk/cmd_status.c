@@ -128,8 +128,8 @@ static void print_table_extras(const struct xk_ioc_status *st)
 			json_str(jw, "why", s->why);
 			json_end_object(jw);
 		} else if (!strcmp(s->func, XK_SPAN_EVERY_USE)) {
-			printf("  %s: keeps %lld (%s)\n", strcmp(s->object, "*") ?
-			       s->object : "objects left out", st->def, s->why);
+			printf("  %s: keeps %lld (%s)\n", xk_scope_left_out_name(s),
+			       st->def, s->why);
 		} else {
 			printf("  %s+%#llx: keeps %lld (%s)\n", s->func,
 			       (unsigned long long)s->start, st->def, s->why);
@@ -141,14 +141,7 @@ static void print_table_extras(const struct xk_ioc_status *st)
 	if (t.nr_proved && json_output) {
 		json_int(jw, "proved", t.nr_proved);
 		json_bool(jw, "proved_every", t.proved_every);
-		json_begin_array(jw, "values");
-		for (int i = 0; i < (t.nr_ranges ? t.nr_ranges : 1); i++) {
-			json_begin_array(jw, NULL);
-			json_int(jw, NULL, t.nr_ranges ? t.ranges[i][0] : t.min);
-			json_int(jw, NULL, t.nr_ranges ? t.ranges[i][1] : t.max);
-			json_end_array(jw);
-		}
-		json_end_array(jw);
+		json_table_values("values", &t);
 	} else if (t.nr_proved) {
 		char values[400];
 

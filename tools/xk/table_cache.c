@@ -274,3 +274,15 @@ bool table_has_value(const struct xk_scope *t, long long value)
 			return false;
 	return true;
 }
+
+void json_table_values(const char *name, const struct xk_scope *t)
+{
+	json_begin_array(jw, name);
+	for (int i = 0; i < (t->nr_ranges ? t->nr_ranges : 1); i++) {
+		json_begin_array(jw, NULL);
+		json_int(jw, NULL, t->nr_ranges ? t->ranges[i][0] : t->min);
+		json_int(jw, NULL, t->nr_ranges ? t->ranges[i][1] : t->max);
+		json_end_array(jw);
+	}
+	json_end_array(jw);
+}
