@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "build.h"
 
@@ -89,6 +90,43 @@ uint64_t unit_hash(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+/*
+ * The baseline object built by the kernel's make in its tree, unless it is
+ * there with its command (another xk built it while this one waited). Two
+ * makes in one tree at once break each other (make -j2 of this project, for
+ * a kernel not yet built, runs one xk gen per policy: both rebuilt the
+ * tree's scripts/mod and include/config at once), so the make runs under
+ * the tree's lock, .xk-make.lock in the directory it writes.
+ */
+static int build_baseline(const struct tree *t, const char *obj,
+			  const char *ccvar, const char *log, bool progress,
+			  const char *base)
+{
+	char mvar[XK_PATH_MAX + 4], lock[XK_PATH_MAX], src[512], *cmd = NULL;
+	const char *argv[] = { "make", "-s", "-C", t->cwd, ccvar,
+			       t->module ? mvar : obj, NULL };
+	struct xk_cmd mk = { .argv = argv, .log_path = log,
+			     .root = t->toolchain };
+	int fd, err;
+
+	err = xk_snprintf(mvar, sizeof(mvar), "M=%s", t->src) ?:
+	      xk_snprintf(lock, sizeof(lock), "%s/.xk-make.lock", t->src) ?:
+	      xk_lock_file(lock, "make in this kernel tree", &fd);
+	if (err)
+		return err;
+	if (xk_exists(base) && !recorded_command(t, obj, &cmd, src, sizeof(src))) {
+		free(cmd);
+		close(fd);
+		return 0;
+	}
+	xk_err_clear();
+	if (progress)
+		pr_info("building the baseline %s\n", obj);
+	err = xk_run_step("make (baseline object)", &mk);
+	close(fd);
+	return err;
+}
+
 int object_unit(const struct tree *t, const char *obj, const char *ccvar,
 		const char *cache_dir, const char *log, bool progress,
 		char *base, char **cmd, char *src, size_t src_size,
@@ -101,16 +139,7 @@ int object_unit(const struct tree *t, const char *obj, const char *ccvar,
 	if (err)
 		return err;
 	if (!xk_exists(base) || recorded_command(t, obj, cmd, src, src_size)) {
-		char mvar[XK_PATH_MAX + 4];
-		const char *argv[] = { "make", "-s", "-C", t->cwd, ccvar,
-				       t->module ? mvar : obj, NULL };
-		struct xk_cmd mk = { .argv = argv, .log_path = log,
-				     .root = t->toolchain };
-
-		xk_snprintf(mvar, sizeof(mvar), "M=%s", t->src);
-		if (progress)
-			pr_info("building the baseline %s\n", obj);
-		err = xk_run_step("make (baseline object)", &mk);
+		err = build_baseline(t, obj, ccvar, log, progress, base);
 		free(*cmd);
 		*cmd = NULL;
 		err = err ?: recorded_command(t, obj, cmd, src, src_size);
@@ -133,9 +162,12 @@ int object_unit(const struct tree *t, const char *obj, const char *ccvar,
 	if (!err && !xk_exists(unit_path)) {
 		char script[XK_PATH_MAX * 2 + 4096];
 
+		/* the temporary file this process's own: another xk may
+		 * make the same unit at the same time */
 		err = xk_snprintf(script, sizeof(script),
-				  "%s -E -fdirectives-only -o %s.tmp %s && mv %s.tmp %s",
-				  *cmd, unit_path, src, unit_path, unit_path);
+				  "%s -E -fdirectives-only -o %s.%d.tmp %s && "
+				  "mv %s.%d.tmp %s", *cmd, unit_path, getpid(),
+				  src, unit_path, getpid(), unit_path);
 		err = err ?: shell(t, script, log);
 	}
 	if (err) {

@@ -179,7 +179,7 @@ static int build_object(const struct tree *t, struct xk_constant *c,
 		}
 		j = &jobs[*running];
 		xk_snprintf(j->out, sizeof(j->out), "%s", out);
-		xk_snprintf(j->tmp, sizeof(j->tmp), "%s.tmp", out);
+		xk_snprintf(j->tmp, sizeof(j->tmp), "%s.%d.tmp", out, getpid());
 		xk_snprintf(unit_path, sizeof(unit_path), "%s.i", j->tmp);
 		err = xk_write_file(unit_path, patched, strlen(patched), 0644);
 		free(patched);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +176,35 @@ int xk_write_file(const char *path, const void *buf, size_t len, int mode)
 		err = -errno;
 		unlink(tmp);
 		return err;
+	}
+	return 0;
+}
+
+/*
+ * Runs where several xk processes may act on one tree (make -j building two
+ * policies makes two xk gen of one kernel). flock, so a holder that dies
+ * releases it; the first try does not block, so the wait is said.
+ */
+int xk_lock_file(const char *path, const char *what, int *fd)
+{
+	int err;
+
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		return xk_err(-errno, "cannot open the lock %s: %s", path,
+			      strerror(errno));
+	if (!flock(*fd, LOCK_EX | LOCK_NB))
+		return 0;
+	err = errno == EWOULDBLOCK ? 0 : -errno;
+	if (!err) {
+		pr_info("waiting for another xk's %s (%s)\n", what, path);
+		err = flock(*fd, LOCK_EX) ? -errno : 0;
+	}
+	if (err) {
+		close(*fd);
+		*fd = -1;
+		return xk_err(err, "cannot lock %s for %s: %s", path, what,
+			      strerror(-err));
 	}
 	return 0;
 }

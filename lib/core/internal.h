@@ -68,6 +68,13 @@ int xk_read_file(const char *path, char **buf, size_t *len);
 int xk_write_file(const char *path, const void *buf, size_t len, int mode);
 int xk_copy_file(const char *src, const char *dst, int mode);
 int xk_file_tail(const char *path, int lines, char *out, size_t size);
+/*
+ * An exclusive lock on path (created if missing) for what two xk processes
+ * must not do at once in one place; what names it in the one line said
+ * when another holds it and this one waits. A signal ends the wait
+ * (-EINTR). Held until close(*fd) or the process ends. 0 or -errno.
+ */
+int xk_lock_file(const char *path, const char *what, int *fd);
 double xk_now(void);
 
 

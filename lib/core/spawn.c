@@ -36,9 +36,27 @@ int xk_which(const char *name, char *out, size_t size)
 	return -ENOENT;
 }
 
-static char **env_with(const char *const *add)
+/*
+ * A make xk starts is a build of its own (the kernel's), never a sub-make of
+ * whatever make runs xk: the caller's MAKEFLAGS would hand it a jobserver
+ * it cannot reach and the caller's command-line variables (make CC=clang
+ * of this project would build the kernel's baseline with clang).
+ */
+static bool inherited_make_var(const char *var)
 {
-	size_t n = 0, m = 0;
+	static const char *const names[] = { "MAKEFLAGS=", "MFLAGS=",
+		"MAKELEVEL=", "MAKEOVERRIDES=", "GNUMAKEFLAGS=" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strncmp(var, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+/* The environment of a child: add first, then ours, less make's for make. */
+static char **env_with(const char *const *add, bool make)
+{
+	size_t n = 0, m = 0, k = 0;
 	char **env;
 
 	while (environ[n])
@@ -49,9 +67,10 @@ static char **env_with(const char *const *add)
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < m; i++)
-		env[i] = (char *)add[i];
+		env[k++] = (char *)add[i];
 	for (size_t i = 0; i < n; i++)
-		env[m + i] = environ[i];
+		if (!make || !inherited_make_var(environ[i]))
+			env[k++] = environ[i];
 	return env;
 }
 
@@ -105,6 +124,7 @@ static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
 	posix_spawn_file_actions_t fa;
 	const char **argv = (const char **)cmd->argv;
 	char **env = NULL;
+	bool is_make;
 	int err;
 
 	if (cmd->root && *cmd->root) {
@@ -131,8 +151,9 @@ static int spawn_fd(const struct xk_cmd *cmd, int capture_fd, pid_t *pid)
 				      cmd->argv[0]);
 	}
 
-	if (cmd->env_add) {
-		env = env_with(cmd->env_add);
+	is_make = !strcmp(cmd->argv[0], "make");
+	if (cmd->env_add || is_make) {
+		env = env_with(cmd->env_add, is_make);
 		if (!env) {
 			if (argv != (const char **)cmd->argv)
 				free(argv);

@@ -344,6 +344,27 @@ apply_config() {
 	rm -rf "$d"
 }
 
+# xk processes on one kernel at once (make -j2 of the policies runs an xk
+# gen per policy): the kernel's make runs in its tree under the tree's lock,
+# or two makes break each other's scripts and include/config (Debian 12's
+# 6.1). An xk that finds the lock held waits, says so, then builds
+tree_lock() {
+	local src obj=mm/shrinker.o holder st
+	src=$($XK -q kernel info --field source) || die "no kernel source"
+	$XK -q gen SHRINK_BATCH >/dev/null || die "xk gen SHRINK_BATCH failed"
+	[ -e "$src/$obj" ] || die "no baseline $obj after xk gen"
+	rm -f "$src/$obj"
+	flock "$src/.xk-make.lock" sleep 4 &
+	holder=$!
+	sleep 1
+	out=$($XK gen SHRINK_BATCH 2>&1)
+	st=$?
+	wait $holder
+	expect_eq status $st 0
+	expect_match message "$out" "waiting for another xk's make in this kernel tree"
+	[ -e "$src/$obj" ] || die "the baseline $obj was not built again"
+}
+
 guest_status_comes_back() {
 	out=$($XK vm run --timeout 300 -- sh -c 'echo from-guest "$@"; exit 7' \
 		sh -j --json -h -- -q 2>&1)
@@ -400,6 +421,7 @@ t "bash completion of commands, options and constants" completion
 t "global options anywhere: xk gen NAME -j is xk -j gen NAME" global_options_anywhere
 t "a command's options before or after its arguments" options_after_arguments
 t "xk apply: sysctl.d precedence and order, --dry-run" apply_config
+t "xk processes on one kernel: the tree's make waits for the other's" tree_lock
 t "guest command's exit status comes back" guest_status_comes_back
 t "guest command not found is 127" guest_missing_command
 t "hung guest is killed with the console tail" guest_hang_times_out
