@@ -166,6 +166,32 @@ struct xk_prove_result {
 int xk_gen_prove(const struct xk_kernel *k, const struct xk_constant *c,
 		 struct xk_scope *t, struct xk_prove_result *res);
 
+/*
+ * xk gen's check of the bounds: the fits of t's affine spans hold where
+ * xk gen built (b: the default, two values next to it and the check
+ * value), and a policy may choose any value of the bounds; so each end of
+ * the bounds outside those values is built too and the affine spans
+ * checked there as xk_gen_verify checks them. An end where a span
+ * disagrees (or has another code, or the kernel does not compile) moves
+ * in to the value nearest to it found to hold, searched between it and
+ * the values built with at most XK_BOUNDS_STEPS builds more a side
+ * (outward from the end, then halving the gap), with a "bounds: " note
+ * naming the refusal nearest to it. Then
+ * t->ends_checked. Nothing is built for a table without affine spans or
+ * a proved one. -errno when a step cannot run.
+ */
+#define XK_BOUNDS_STEPS 8
+struct xk_bounds_check {
+	long long min, max;	/* the table's bounds before */
+	int nr_built;		/* values built and checked */
+	bool narrowed;
+	long long refused;	/* the refusal nearest a bound that moved */
+	char why[400];
+};
+int xk_gen_check_bounds(const struct xk_kernel *k, const struct xk_constant *c,
+			const struct xk_build_result *b, struct xk_scope *t,
+			struct xk_bounds_check *res);
+
 /* Disassembly of [from, to) of a function, one instruction a line. */
 int xk_disasm_range(const char *obj_path, const char *func,
 		    unsigned long long from, unsigned long long to, char **text);

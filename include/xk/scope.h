@@ -185,6 +185,9 @@ struct xk_scope {
 	 * [min, max] (nr_ranges 0), as sorted inclusive ranges */
 	int nr_proved;
 	bool proved_every;
+	/* xk gen: the affine spans hold at both ends of the bounds, each
+	 * built and checked (xk_gen_check_bounds) */
+	bool ends_checked;
 	int nr_ranges;
 	int64_t ranges[XK_SCOPE_MAX_RANGES][2];
 };

@@ -55,11 +55,31 @@ static int refuse_objects_left_out(const struct xk_kernel *k,
 	return 0;
 }
 
-static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
-		       const struct xk_build_result *b, struct xk_scope *t)
+/*
+ * The table t once every object had its first analysis (gen_object): the
+ * forms' retries (what it refused, analysed again, some from builds of
+ * their own), then their checks of the whole table. For xk gen, and for
+ * xk gen --verify on its analysis with the value's build as the check.
+ */
+static int finish_table(const struct xk_kernel *k, const struct xk_constant *c,
+			const struct xk_build_result *b, struct xk_scope *t)
 {
 	const struct form_table ft = { .k = k, .c = c, .b = b,
 				       .analyse_object = gen_object };
+	int err = 0;
+
+	for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
+		if ((*f)->retry)
+			err = (*f)->retry(&ft, t);
+	for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
+		if ((*f)->check)
+			err = (*f)->check(&ft, t);
+	return err;
+}
+
+static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
+		       const struct xk_build_result *b, struct xk_scope *t)
+{
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -88,14 +108,7 @@ static int xk_gen_impl(const struct xk_kernel *k, const struct xk_constant *c,
 		}
 		err = gen_object(&in, t);
 	}
-	/* the forms that build values of their own: what it refused */
-	for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
-		if ((*f)->retry)
-			err = (*f)->retry(&ft, t);
-	/* then their checks of the finished table */
-	for (const struct gen_form *const *f = gen_forms; *f && !err; f++)
-		if ((*f)->check)
-			err = (*f)->check(&ft, t);
+	err = err ?: finish_table(k, c, b, t);
 	if (!err && !c->module_dir[0])	/* a module's names are not recorded */
 		err = xk_count_copies(k, t);
 	err = err ?: refuse_objects_left_out(k, c, t);
@@ -398,6 +411,18 @@ static int xk_gen_verify_impl(const struct xk_kernel *k,
 				  module, sizeof(module));
 		err = gen_object(&in, &redo);
 	}
+	/* then every form's retry and check, as xk gen runs them (the heap
+	 * of one call takes alloc_pipe_info's spans only after the replayed
+	 * form's retry), with the value's build as the check */
+	for (int i = 0; i < at->nr_objects && !err; i++) {
+		int j = gen_object_index(b, at->object[i]);
+
+		if (j >= 0)
+			xk_strlcpy(b->variant[j][GEN_FIT_VARIANTS],
+				   at->variant[i][0], XK_PATH_MAX);
+	}
+	b->value[GEN_FIT_VARIANTS] = value;
+	err = err ?: finish_table(k, c, b, &redo);
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
 
@@ -450,6 +475,31 @@ enum proof {
 };
 
 /*
+ * Whether t's affine spans hold at value: checked against the kernel built
+ * with it (xk_gen_verify, into r). A span that disagrees or has another
+ * code there, or a unit that does not compile with the value, is the
+ * refusal written to why; "" when they hold. -errno only when a step
+ * cannot run at all.
+ */
+static int check_affine(const struct xk_kernel *k, const struct xk_constant *c,
+			const struct xk_scope *t, long long value,
+			struct xk_verify_result *r, char *why, size_t size)
+{
+	int err = xk_gen_verify_impl(k, c, t, value, r);
+
+	why[0] = '\0';
+	if (err == -EIO) {	/* a unit did not compile with the value */
+		snprintf(why, size, "the kernel does not compile with it (%.300s)",
+			 xk_last_error());
+		xk_err_clear();
+		return 0;
+	}
+	if (!err && (r->nr_failed || r->nr_other_code))
+		snprintf(why, size, "%s", r->nr_failed ? r->why[0] : r->other_why);
+	return err;
+}
+
+/*
  * One value of xk_gen_prove: the affine spans checked against the build
  * with it (xk_gen_verify), then the per-value and replayed spans built
  * with it on a copy of t (xk_gen_point). A refusal goes to *proof and why;
@@ -467,19 +517,11 @@ static int prove_value(const struct xk_kernel *k, const struct xk_constant *c,
 	why[0] = '\0';
 	if (!r)
 		return xk_err(-ENOMEM, "%s: out of memory", __func__);
-	err = xk_gen_verify_impl(k, c, t, value, r);
-	if (err == -EIO) {	/* a unit did not compile with the value */
-		*proof = PROOF_CUT;
-		snprintf(why, size, "the kernel does not compile with it (%.300s)",
-			 xk_last_error());
-		err = 0;
-		goto out;
-	}
+	err = check_affine(k, c, t, value, r, why, size);
 	if (err)
 		goto out;
-	if (r->nr_failed || r->nr_other_code) {
+	if (why[0]) {
 		*proof = PROOF_CUT;
-		snprintf(why, size, "%s", r->nr_failed ? r->why[0] : r->other_why);
 		goto out;
 	}
 	err = copy_table(t, &copy);
@@ -764,6 +806,172 @@ out:
 	free(p);
 	free(v);
 	return err;
+}
+
+/* The integer square root of x (the largest r with r * r <= x). */
+static unsigned long long isqrt(unsigned long long x)
+{
+	unsigned long long r = 0;
+
+	for (int bit = 31; bit >= 0; bit--) {
+		unsigned long long c = r | 1ULL << bit;
+
+		if (c <= x / c)
+			r = c;
+	}
+	return r;
+}
+
+/* About the geometric mean of a + 1 and b + 1, less one. */
+static unsigned long long mean_distance(unsigned long long a,
+					unsigned long long b)
+{
+	if (a < 1ULL << 31 && b < 1ULL << 31)
+		return isqrt((a + 1) * (b + 1)) - 1;
+	return isqrt(a + 1) * isqrt(b + 1) - 1;
+}
+
+/*
+ * One end of t's bounds for xk_gen_check_bounds: end itself checked, and
+ * when it does not hold, the value nearest to it found to hold between it
+ * and good (a value the builds of xk gen hold at), in at most
+ * XK_BOUNDS_STEPS builds more: outward from the end first, its distance
+ * growing eightfold (a build often differs only at the very end: 0, 1, a
+ * power of two), then halving the gap geometrically. *at: where the end
+ * goes; *bad and why: the refusal nearest to it.
+ */
+static int check_end(const struct xk_kernel *k, const struct xk_constant *c,
+		     const struct xk_scope *t, long long good, long long end,
+		     struct xk_bounds_check *res, long long *at, long long *bad,
+		     char *why, size_t size)
+{
+	struct xk_verify_result *r = calloc(1, sizeof(*r));
+	long long toward = end < good ? 1 : -1;
+	unsigned long long good_d = (unsigned long long)llabs(good - end);
+	unsigned long long bad_d = 0, d = 1;
+	char w[400];
+	int err, steps = 0;
+
+	if (!r)
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	*at = *bad = end;
+	err = check_affine(k, c, t, end, r, why, size);
+	res->nr_built++;
+	if (err || !why[0])
+		goto out;
+	while (!err && steps < XK_BOUNDS_STEPS && good_d - bad_d > 1) {
+		unsigned long long m;
+
+		if (d) {	/* outward from the end */
+			m = d < good_d ? d : 0;
+			d = m ? d * 8 : 0;
+		} else {
+			m = 0;
+		}
+		if (!m) {	/* between the two */
+			m = mean_distance(bad_d, good_d);
+			if (m <= bad_d || m >= good_d)
+				m = bad_d + (good_d - bad_d) / 2;
+		}
+		err = check_affine(k, c, t, end + toward * (long long)m, r, w,
+				   sizeof(w));
+		res->nr_built++;
+		steps++;
+		if (err)
+			break;
+		if (w[0]) {
+			bad_d = m;
+			snprintf(why, size, "%s", w);
+		} else {
+			good_d = m;
+			d = 0;
+		}
+	}
+	*at = end + toward * (long long)good_d;
+	*bad = end + toward * (long long)bad_d;
+out:
+	free(r);
+	return err;
+}
+
+static int xk_gen_check_bounds_impl(const struct xk_kernel *k,
+				    const struct xk_constant *c,
+				    const struct xk_build_result *b,
+				    struct xk_scope *t, struct xk_bounds_check *res)
+{
+	long long lo = t->def, hi = t->def, at, bad = 0;
+	char why[2][400] = { "", "" }, note[sizeof(t->notes[0])];
+	long long bads[2] = { 0, 0 };
+	int affine = 0, err = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->min = t->min;
+	res->max = t->max;
+	for (int i = 0; i < t->nr_spans; i++) {
+		const struct xk_scope_span *sp = &t->spans[i];
+
+		affine += sp->cls != XK_SPAN_UNSUPPORTED && sp->nr_points <= 0 &&
+			  sp->emulate != XK_EMULATE_REPLAY &&
+			  sp->cls != XK_SPAN_DATA && sp->nr_params;
+	}
+	if (t->nr_proved)
+		return 0;
+	t->ends_checked = !affine;	/* no fit: nothing to check */
+	if (!affine)
+		return 0;
+	for (int v = 0; v < XK_BUILD_VARIANTS; v++) {
+		lo = b->value[v] < lo ? b->value[v] : lo;
+		hi = b->value[v] > hi ? b->value[v] : hi;
+	}
+	if (lo < t->min)
+		lo = t->min;
+	if (hi > t->max)
+		hi = t->max;
+	if (t->min < lo) {
+		err = check_end(k, c, t, lo, t->min, res, &at, &bad, why[0],
+				sizeof(why[0]));
+		bads[0] = bad;
+		if (!err)
+			t->min = at;
+	}
+	if (!err && t->max > hi) {
+		err = check_end(k, c, t, hi, t->max, res, &at, &bad, why[1],
+				sizeof(why[1]));
+		bads[1] = bad;
+		if (!err)
+			t->max = at;
+	}
+	if (err)
+		return err;
+	t->ends_checked = true;
+	if (t->min == res->min && t->max == res->max)
+		return 0;
+	res->narrowed = true;
+	/* the refusal nearest to a bound that moved (the lower one first) */
+	{
+		int s = t->min != res->min ? 0 : 1;
+
+		res->refused = bads[s];
+		snprintf(res->why, sizeof(res->why), "%s", why[s]);
+		snprintf(note, sizeof(note), "bounds: %lld..%lld of %lld..%lld, "
+			 "where the fits agree with the kernel built with the "
+			 "value (at %lld: %s", (long long)t->min,
+			 (long long)t->max, res->min, res->max, bads[s], why[s]);
+	}
+	close_paren(note, sizeof(note));
+	err = add_note_first(t, note);
+	if (!err)
+		drop_refused_values(t);
+	return err;
+}
+
+int xk_gen_check_bounds(const struct xk_kernel *k, const struct xk_constant *c,
+			const struct xk_build_result *b, struct xk_scope *t,
+			struct xk_bounds_check *res)
+{
+	xk_err_clear();
+	return xk_api_return(__func__,
+			     xk_gen_check_bounds_impl(k, c, b, t, res));
 }
 
 int xk_gen_prove(const struct xk_kernel *k, const struct xk_constant *c,

@@ -258,6 +258,8 @@ static int xk_scope_write_impl(const struct xk_scope *t, const char *path)
 	fprintf(f, "kernel %s %s\n", t->release, t->version);
 	fprintf(f, "default %lld\n", (long long)t->def);
 	fprintf(f, "bounds %lld %lld\n", (long long)t->min, (long long)t->max);
+	if (t->ends_checked)
+		fputs("checked ends\n", f);
 	if (t->nr_proved)
 		fprintf(f, "proved %s %d\n", t->proved_every ? "every" : "sampled",
 			t->nr_proved);
@@ -377,8 +379,8 @@ static int parse_values(struct reader *r, const char *v, struct xk_scope *t)
 }
 
 /*
- * The optional lines between bounds and spans (`proved`, `values`: xk gen
- * --prove), then the spans line, whose value goes to *spans.
+ * The optional lines between bounds and spans (`checked ends`: xk gen;
+ * `proved`, `values`: xk gen --prove), then the spans line, whose value goes to *spans.
  */
 static int read_proof(struct reader *r, struct xk_scope *t, const char **spans)
 {
@@ -393,6 +395,12 @@ static int read_proof(struct reader *r, struct xk_scope *t, const char **spans)
 		if (!strncmp(r->cur, "spans ", 6)) {
 			*spans = r->cur + 6;
 			return 0;
+		}
+		if (!strcmp(r->cur, "checked ends")) {
+			if (t->ends_checked || t->nr_proved || t->nr_ranges)
+				return bad(r, "a second checked line, or one after proved");
+			t->ends_checked = true;
+			continue;
 		}
 		if (!strncmp(r->cur, "proved ", 7)) {
 			if (t->nr_proved || t->nr_ranges)

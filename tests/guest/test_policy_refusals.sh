@@ -37,7 +37,7 @@ nothing_loaded "verifier refusal" rogue_tracepoint
 # 2. bounds of a parameter, at load
 out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/blk_per_device.bpf.o \
 	--param dev0=nullb0 --param value0=100000 2>&1) && fail "value0=100000 accepted"
-grep -q "value0: 100000 is out of the bounds of BLK_MAX_REQUEST_COUNT \[1, 512\]" <<< "$out" ||
+grep -q "value0: 100000 is out of the bounds of BLK_MAX_REQUEST_COUNT \[2, 512\]" <<< "$out" ||
 	fail "bounds error: $out"
 out=$($XK load BLK_MAX_REQUEST_COUNT --policy $BPF/blk_per_device.bpf.o --param nosuch=1 2>&1) &&
 	fail "an unknown parameter was accepted"

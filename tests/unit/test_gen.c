@@ -2040,6 +2040,79 @@ static int prove_narrows_to_the_values_built(void)
 }
 
 /*
+ * xk gen --verify analyses the objects again with the value's build as the
+ * check, and so runs the forms' retries as xk gen does: PIPE_MIN_DEF_
+ * BUFFERS's spans are the heap of one call only after the replayed form's
+ * retry (the first analysis refuses alloc_pipe_info's lock xadd). Without
+ * them every value disagreed, the gen's own check value (6) among them.
+ */
+static int verify_runs_the_forms_retries(void)
+{
+	struct xk_verify_result r;
+	struct xk_constant c;
+	struct xk_scope t;
+
+	CHECK(gen_in(STOCK, "PIPE_MIN_DEF_BUFFERS", 1, 16, &c, &t) == 0);
+	CHECK(t.nr_spans == 2 && xk_scope_nr_supported(&t) == 2);
+	for (long long v = 1; v <= 16; v += 5) {
+		CHECK(xk_gen_verify(&kernel, &c, &t, v, &r) == 0);
+		CHECK(r.nr_checked == 2 && r.nr_failed == 0 && r.nr_other == 0);
+	}
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
+ * xk gen checks the bounds' ends: SHRINK_BATCH (128) is built at 144, 160
+ * and 256, the ends of its bounds 100..300 are not: built at 100 and
+ * 300, its span agrees there, the ends are checked and the bounds stay.
+ * With its fit off by one and bounds 100..200 it disagrees at 100 and at
+ * every value searched towards the default (101, 108, then halving the
+ * gap up to 127): the lower bound moves in to the default, the note
+ * naming the refusal nearest it; the
+ * upper bound lies within the values built and is not built again. A
+ * table without an affine span (G_DIV: per value) builds nothing.
+ */
+static int bounds_ends_are_checked(void)
+{
+	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_bounds_check r;
+	struct xk_constant c;
+	struct xk_scope t;
+
+	CHECK(b != NULL);
+	CHECK(xk_constant_resolve(STOCK, "SHRINK_BATCH", &c) == 0);
+	c.min = 100;
+	c.max = 300;
+	c.has_bounds = true;
+	CHECK(xk_build(&kernel, &c, NULL, b) == 0 && xk_gen(&kernel, &c, b, &t) == 0);
+	CHECK(!t.ends_checked);
+	CHECK(xk_gen_check_bounds(&kernel, &c, b, &t, &r) == 0);
+	CHECK(r.nr_built == 2 && !r.narrowed && t.ends_checked);
+	CHECK(t.min == 100 && t.max == 300 && t.nr_notes == 0);
+	xk_scope_free(&t);
+
+	c.max = 200;
+	CHECK(xk_build(&kernel, &c, NULL, b) == 0 && xk_gen(&kernel, &c, b, &t) == 0);
+	t.spans[0].fit[0][1] += 1;
+	CHECK(xk_gen_check_bounds(&kernel, &c, b, &t, &r) == 0);
+	CHECK(r.nr_built == 9 && r.narrowed && r.refused == 127);
+	CHECK(t.min == 128 && t.max == 200 && t.ends_checked);
+	CHECK(strstr(t.notes[0], "bounds: 128..200 of 100..200, where the fits "
+				 "agree with the kernel built with the value "
+				 "(at 127: span 0 (do_shrink_slab+"));
+	xk_scope_free(&t);
+
+	CHECK(xk_constant_resolve(GOLDEN, "G_DIV", &c) == 0);
+	CHECK(xk_build(&kernel, &c, NULL, b) == 0 && xk_gen(&kernel, &c, b, &t) == 0);
+	CHECK(xk_gen_check_bounds(&kernel, &c, b, &t, &r) == 0);
+	CHECK(r.nr_built == 0 && t.ends_checked);
+	xk_scope_free(&t);
+	free(b);
+	return 0;
+}
+
+/*
  * A check build whose span reads its operand from another register is
  * other code, not a disagreement: IORING_MAX_ENTRIES at N=1 compares
  * p->cq_entries in rdx (the baseline: rcx) against 2 * N. Without the
@@ -2224,6 +2297,7 @@ int main(int argc, char **argv)
 		T(objects_left_out_are_refused),
 		T(users_walk_is_kept),
 		T(verify_tells_other_registers_from_other_values),
+		T(verify_runs_the_forms_retries), T(bounds_ends_are_checked),
 		T(G_INLINE_spans), T(G_HOLD_spans), T(G_VAR_spans), T(G_PT_spans),
 		T(G_REC_spans),
 		T(G_DUP_spans), T(G_SPILL_spans), T(exits_cap_is_named),

@@ -422,6 +422,9 @@ static int proved_values_round_trip(void)
 		{ "proved every 511\nvalues 1..8, 16..512", "space-separated" },
 		{ "proved many 511", "proved every|sampled N" },
 		{ "proved every 511\nproved every 511", "a second proved line" },
+		{ "checked ends\nchecked ends", "a second checked line" },
+		{ "proved every 511\nchecked ends", "one after proved" },
+		{ "checked end", "spans" },
 	};
 
 	sample(&t, &s);
@@ -446,6 +449,23 @@ static int proved_values_round_trip(void)
 	CHECK(xk_scope_check_value(&r, 513) == -ERANGE &&
 	      strstr(xk_last_error(), "out of bounds"));
 	xk_scope_free(&r);
+	/* an unproved table whose ends xk gen checked */
+	t.nr_proved = 0;
+	t.nr_ranges = 0;
+	t.nr_notes = 0;
+	t.ends_checked = true;
+	CHECK(write_sample_table(&t) == 0);
+	free(text);
+	CHECK(xk_read_file(path, &text, NULL) == 0);
+	CHECK(strstr(text, "\nbounds 1 512\nchecked ends\nspans 1\n"));
+	CHECK(xk_scope_read(path, &r) == 0 && r.ends_checked && !r.nr_proved);
+	xk_scope_free(&r);
+	t.ends_checked = false;
+	t.nr_proved = 511;
+	t.nr_ranges = 3;
+	CHECK(write_sample_table(&t) == 0);
+	free(text);
+	CHECK(xk_read_file(path, &text, NULL) == 0);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *p = strstr(text, "proved every 511\nvalues 1..8 16 32..512\n");
 		char *bent = NULL;

@@ -399,6 +399,43 @@ static void json_proved(const struct xk_scope *t, const struct xk_prove_result *
 	json_end_object(jw);
 }
 
+static void json_bounds_check(const struct xk_scope *t,
+			      const struct xk_bounds_check *r)
+{
+	json_begin_object(jw, "bounds_check");
+	json_bool(jw, "ends_checked", t->ends_checked);
+	json_int(jw, "built", r->nr_built);
+	json_bool(jw, "narrowed", r->narrowed);
+	json_begin_array(jw, "bounds_before");
+	json_int(jw, NULL, r->min);
+	json_int(jw, NULL, r->max);
+	json_end_array(jw);
+	if (r->narrowed) {
+		json_int(jw, "refused", r->refused);
+		json_str(jw, "why", r->why);
+	}
+	json_end_object(jw);
+}
+
+/* Where the bounds come from: the ends built and checked, or why not. */
+static void print_bounds_check(const struct xk_scope *t,
+			       const struct xk_bounds_check *r)
+{
+	if (r->narrowed)
+		printf("bounds: %lld..%lld of %lld..%lld: the fits disagree "
+		       "with the kernel built with %lld (%d value%s built)\n",
+		       (long long)t->min, (long long)t->max, r->min, r->max,
+		       r->refused, r->nr_built, r->nr_built == 1 ? "" : "s");
+	else if (t->ends_checked && r->nr_built)
+		printf("bounds: %lld..%lld, the fits checked at %s by the "
+		       "kernel built with %s\n", (long long)t->min,
+		       (long long)t->max, r->nr_built == 1 ? "one end" : "both ends",
+		       r->nr_built == 1 ? "it" : "each");
+	else if (t->ends_checked)
+		printf("bounds: %lld..%lld, within the values xk gen built\n",
+		       (long long)t->min, (long long)t->max);
+}
+
 static void print_proved(const struct xk_scope *t, const struct xk_prove_result *r)
 {
 	char values[400];
@@ -423,6 +460,7 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 	struct xk_scope t;
 	char out[XK_PATH_MAX + 256];
 	double t0 = xk_now(), gen_s;
+	static struct xk_bounds_check ends;
 	int err = xk_gen(k, c, b, &t), disagree = 0;
 
 	if (err)
@@ -451,6 +489,15 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 			return err == -EINVAL ? XK_EXIT_USAGE : p_lib_err("gen", err);
 		}
 		disagree += verified[i].nr_failed;
+	}
+	/* the bounds' ends built and the fits checked there (after --verify,
+	 * which checks the table as analysed), unless proved */
+	if (!a->prove) {
+		err = xk_gen_check_bounds(k, c, b, &t, &ends);
+		if (err) {
+			xk_scope_free(&t);
+			return p_lib_err("gen", err);
+		}
 	}
 	/* --prove: the values of the bounds built, the bounds narrowed */
 	if (a->prove) {
@@ -504,6 +551,8 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 		}
 		if (a->prove)
 			json_proved(&t, &proved);
+		else
+			json_bounds_check(&t, &ends);
 		json_end_object(jw);
 	} else {
 		printf("%s = %lld (%s:%d): %d span%s, %d supported; build %.1f s, "
@@ -522,6 +571,8 @@ static int gen(const struct gen_args *a, struct xk_kernel *k,
 			print_verified(&verified[i]);
 		if (a->prove)
 			print_proved(&t, &proved);
+		else
+			print_bounds_check(&t, &ends);
 		printf("scope table: %s\n", out);
 		if (a->glue)
 			printf("policy glue: %s\n", a->glue);

@@ -103,7 +103,8 @@ static void print_probes(const struct xk_ioc_status *st)
  * the table came from elsewhere): the uses that keep the compiled-in value
  * when it was loaded with --partial (its unsupported spans), and its notes
  * (what boot-time code computed, state of objects made before the change,
- * bounds narrowed), and the values a proved table takes.
+ * bounds narrowed), and the values a proved table takes, or whether an
+ * unproved one's bounds were checked at their ends.
  */
 static void print_table_extras(const struct xk_ioc_status *st)
 {
@@ -151,6 +152,13 @@ static void print_table_extras(const struct xk_ioc_status *st)
 		       t.proved_every ? "every one of the bounds" :
 		       "a sample of the bounds");
 	}
+	/* an unproved table: whether xk gen checked the bounds' ends */
+	if (!t.nr_proved && json_output)
+		json_bool(jw, "ends_checked", t.ends_checked);
+	else if (!t.nr_proved)
+		printf("  bounds: %s\n", t.ends_checked ?
+		       "the fits checked at both ends by builds" :
+		       "not checked at the ends (xk gen again checks them)");
 	if (t.nr_notes && json_output)
 		json_begin_array(jw, "notes");
 	for (int i = 0; i < t.nr_notes; i++) {

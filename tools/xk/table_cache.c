@@ -37,6 +37,7 @@ static int make_table(const struct xk_kernel *k, const char *name,
 		      const char *catalog, const char *path)
 {
 	struct xk_build_result *b = calloc(1, sizeof(*b));
+	struct xk_bounds_check ends;
 	struct xk_constant c;
 	struct xk_scope fresh;
 	int err;
@@ -46,9 +47,17 @@ static int make_table(const struct xk_kernel *k, const char *name,
 	err = xk_constant_resolve(catalog_path(catalog), name, &c);
 	err = err ?: xk_build(k, &c, NULL, b);
 	err = err ?: xk_gen(k, &c, b, &fresh);
-	free(b);
-	if (err)
+	if (err) {
+		free(b);
 		return p_lib_err("analysis", err), err;
+	}
+	/* as xk gen: the bounds' ends built and checked */
+	err = xk_gen_check_bounds(k, &c, b, &fresh, &ends);
+	free(b);
+	if (err) {
+		xk_scope_free(&fresh);
+		return p_lib_err("analysis", err), err;
+	}
 	err = xk_scope_write(&fresh, path);
 	xk_scope_free(&fresh);
 	if (err)
