@@ -183,6 +183,7 @@ int xk_gen_prove(const struct xk_kernel *k, const struct xk_constant *c,
 #define XK_BOUNDS_STEPS 8
 struct xk_bounds_check {
 	long long min, max;	/* the table's bounds before */
+	int nr_affine;		/* affine spans (none: nothing to check) */
 	int nr_built;		/* values built and checked */
 	bool narrowed;
 	long long refused;	/* the refusal nearest a bound that moved */

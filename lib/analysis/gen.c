@@ -302,17 +302,61 @@ static const struct xk_scope_span *same_span(const struct xk_scope *redo,
 }
 
 /* One affine span of t against the analysis checked at value (redo). */
-static void verify_span(const struct xk_scope *t, int i,
-			const struct xk_scope *redo, struct xk_verify_result *res)
+/* A deep copy of t (its spans and their replays), into copy. */
+static int copy_table(const struct xk_scope *t, struct xk_scope *copy)
 {
-	const struct xk_scope_span *sp = &t->spans[i], *r = same_span(redo, sp);
-	char why[400] = "";
-	bool same_fit = r && r->nr_params == sp->nr_params;
+	*copy = *t;
+	copy->spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*t->spans));
+	if (!copy->spans) {
+		copy->nr_spans = 0;
+		return xk_err(-ENOMEM, "%s: out of memory", __func__);
+	}
+	for (int i = 0; i < t->nr_spans; i++) {
+		struct xk_scope_span *sp = &copy->spans[i];
+
+		*sp = t->spans[i];
+		sp->replays = NULL;
+		if (!t->spans[i].replays)
+			continue;
+		sp->replays = calloc(XK_MAX_POINTS, sizeof(*sp->replays));
+		if (!sp->replays) {
+			copy->nr_spans = i;
+			xk_scope_free(copy);
+			return xk_err(-ENOMEM, "%s: out of memory", __func__);
+		}
+		memcpy(sp->replays, t->spans[i].replays,
+		       XK_MAX_POINTS * sizeof(*sp->replays));
+	}
+	return 0;
+}
+
+static bool agrees(const struct xk_scope_span *sp, const struct xk_scope_span *r)
+{
+	bool same_fit = r && r->nr_params == sp->nr_params && !r->nr_points &&
+			r->emulate != XK_EMULATE_REPLAY;
 
 	for (int k = 0; same_fit && k < sp->nr_params; k++)
 		same_fit = r->fit[k][0] == sp->fit[k][0] &&
 			   r->fit[k][1] == sp->fit[k][1];
-	if (r && r->cls != XK_SPAN_UNSUPPORTED && same_fit) {
+	return r && r->cls != XK_SPAN_UNSUPPORTED && same_fit;
+}
+
+/*
+ * Span i of t against the analysis with the value's build as the check:
+ * redo, each object's own, and finished, after the forms' retries and
+ * checks. It agrees when either has it supported with the same fit (a
+ * retry takes the heap of one call); else the first analysis's reason
+ * says whether that build has other code there (not compared) or the
+ * span disagrees (a retry that takes it per value is no agreement).
+ */
+static void verify_span(const struct xk_scope *t, int i,
+			const struct xk_scope *redo, const struct xk_scope *finished,
+			struct xk_verify_result *res)
+{
+	const struct xk_scope_span *sp = &t->spans[i], *r = same_span(redo, sp);
+	char why[400] = "";
+
+	if (agrees(sp, r) || agrees(sp, same_span(finished, sp))) {
 		res->nr_checked++;
 		return;
 	}
@@ -355,7 +399,7 @@ static int xk_gen_verify_impl(const struct xk_kernel *k,
 	XK_OPTS(xk_build_opts, o, .one_value = true, .value = value,
 		.skip_identity = true);
 	struct xk_build_result *b = NULL, *at = NULL;
-	struct xk_scope redo = { .nr_spans = 0 };
+	struct xk_scope redo = { .nr_spans = 0 }, finished = { .nr_spans = 0 };
 	struct xk_constant only = *c;
 	int err, affine = 0;
 	size_t len;
@@ -411,9 +455,9 @@ static int xk_gen_verify_impl(const struct xk_kernel *k,
 				  module, sizeof(module));
 		err = gen_object(&in, &redo);
 	}
-	/* then every form's retry and check, as xk gen runs them (the heap
-	 * of one call takes alloc_pipe_info's spans only after the replayed
-	 * form's retry), with the value's build as the check */
+	/* then, on a copy, every form's retry and check, as xk gen runs them
+	 * (the heap of one call takes alloc_pipe_info's spans only after the
+	 * replayed form's retry), with the value's build as the check */
 	for (int i = 0; i < at->nr_objects && !err; i++) {
 		int j = gen_object_index(b, at->object[i]);
 
@@ -422,48 +466,22 @@ static int xk_gen_verify_impl(const struct xk_kernel *k,
 				   at->variant[i][0], XK_PATH_MAX);
 	}
 	b->value[GEN_FIT_VARIANTS] = value;
-	err = err ?: finish_table(k, c, b, &redo);
+	err = err ?: copy_table(&redo, &finished);
+	err = err ?: finish_table(k, c, b, &finished);
 	for (int i = 0; i < t->nr_spans && !err; i++) {
 		const struct xk_scope_span *sp = &t->spans[i];
 
 		if (sp->cls != XK_SPAN_UNSUPPORTED && sp->nr_points <= 0 &&
 		    sp->emulate != XK_EMULATE_REPLAY && sp->cls != XK_SPAN_DATA &&
 		    sp->nr_params)
-			verify_span(t, i, &redo, res);
+			verify_span(t, i, &redo, &finished, res);
 	}
 out:
+	xk_scope_free(&finished);
 	xk_scope_free(&redo);
 	free(at);
 	free(b);
 	return err;
-}
-
-/* A deep copy of t (its spans and their replays), into copy. */
-static int copy_table(const struct xk_scope *t, struct xk_scope *copy)
-{
-	*copy = *t;
-	copy->spans = calloc(t->nr_spans ? t->nr_spans : 1, sizeof(*t->spans));
-	if (!copy->spans) {
-		copy->nr_spans = 0;
-		return xk_err(-ENOMEM, "%s: out of memory", __func__);
-	}
-	for (int i = 0; i < t->nr_spans; i++) {
-		struct xk_scope_span *sp = &copy->spans[i];
-
-		*sp = t->spans[i];
-		sp->replays = NULL;
-		if (!t->spans[i].replays)
-			continue;
-		sp->replays = calloc(XK_MAX_POINTS, sizeof(*sp->replays));
-		if (!sp->replays) {
-			copy->nr_spans = i;
-			xk_scope_free(copy);
-			return xk_err(-ENOMEM, "%s: out of memory", __func__);
-		}
-		memcpy(sp->replays, t->spans[i].replays,
-		       XK_MAX_POINTS * sizeof(*sp->replays));
-	}
-	return 0;
 }
 
 /* What building one value of the bounds found. */
@@ -916,6 +934,7 @@ static int xk_gen_check_bounds_impl(const struct xk_kernel *k,
 	}
 	if (t->nr_proved)
 		return 0;
+	res->nr_affine = affine;
 	t->ends_checked = !affine;	/* no fit: nothing to check */
 	if (!affine)
 		return 0;

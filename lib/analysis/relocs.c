@@ -434,6 +434,32 @@ static bool relocs_near(const struct xk_sym *f, const struct xk_sym *y)
 }
 
 /*
+ * Whether instruction in of function f names per-CPU data: a %gs operand
+ * (this_cpu_*), or a relocation to __per_cpu_offset, this_cpu_off or a
+ * symbol of .data..percpu (per_cpu(), per_cpu_ptr()).
+ */
+bool gen_insn_per_cpu(const struct xk_sym *f, const struct xk_insn *in)
+{
+	const struct xk_rela *r[4];
+	size_t nr;
+
+	for (int m = 0; m < in->x86.op_count; m++)
+		if (in->x86.operands[m].type == X86_OP_MEM &&
+		    in->x86.operands[m].mem.segment == X86_REG_GS)
+			return true;
+	nr = relas_in(f->sec, f->sym.st_value + in->off, in->len, r, 4);
+	for (size_t k = 0; k < nr && k < 4; k++) {
+		const struct xk_sym *y = r[k]->sym;
+
+		if (y && (!strcmp(y->name, "__per_cpu_offset") ||
+			  !strcmp(y->name, "this_cpu_off") ||
+			  (y->sec && !strncmp(y->sec->name, ".data..percpu", 13))))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Walks the instructions of the functions of object o that refer to bytes
  * [from, to) of data object y (an instruction's extent there: its memory
  * operand's width, 8 without one), each given to fn until it returns true

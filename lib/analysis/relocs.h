@@ -68,4 +68,8 @@ int gen_code_writes(const struct xk_obj *o, const struct xk_sym *y,
 		    uint64_t from, uint64_t to, const struct xk_sym *skip,
 		    char *why, size_t size, bool *writes);
 
+/* Whether instruction in of f names per-CPU data (a %gs operand, or a
+ * relocation to __per_cpu_offset, this_cpu_off or .data..percpu). */
+bool gen_insn_per_cpu(const struct xk_sym *f, const struct xk_insn *in);
+
 #endif

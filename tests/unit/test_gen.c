@@ -1170,6 +1170,45 @@ static long long cubic_beta_scale(long long n)
 }
 
 /*
+ * A variable code copies into per-CPU data is no setting alone (finding
+ * 4): each CPU's copy is made when it comes up and read instead, and keeps
+ * the compiled-in value. Golden G_COPY's golden_copy_prepare stores the
+ * parameter into a per-CPU variable; DEFAULT_RCU_BLIMIT's blimit goes
+ * into each rdp->blimit (rcutree_prepare_cpu; rcu_do_batch's copy after a
+ * flood goes to the rdp it is given). G_INIT's parameter, read where it
+ * is used, stays a data span; RR_TIMESLICE's sched_rr_timeslice, which
+ * task_tick_rt copies into each RR task as its slice ends, too, with a
+ * note (the task's own state).
+ */
+static int copied_variables_are_refused(void)
+{
+	struct xk_scope t;
+	int noted = 0;
+
+	CHECK(gen(GOLDEN, "G_COPY", &t) == 0);
+	CHECK(t.nr_spans == 1 && xk_scope_nr_supported(&t) == 0);
+	CHECK(refused_with(&t, "golden_copy_batch", "code copies it into per-CPU "
+			   "data (golden_copy_prepare+") == 1);
+	xk_scope_free(&t);
+	CHECK(gen(STOCK, "DEFAULT_RCU_BLIMIT", &t) == 0);
+	CHECK(t.nr_spans == 1 && xk_scope_nr_supported(&t) == 0);
+	CHECK(refused_with(&t, "blimit", "code copies it into per-CPU data "
+			   "(rcutree_prepare_cpu+") == 1);
+	xk_scope_free(&t);
+	CHECK(gen(GOLDEN, "G_INIT", &t) == 0);
+	CHECK(t.nr_spans == 1 && t.spans[0].cls == XK_SPAN_DATA);
+	xk_scope_free(&t);
+	/* a copy into another object is that object's state: a note */
+	CHECK(gen(STOCK, "RR_TIMESLICE", &t) == 0);
+	CHECK(xk_scope_nr_supported(&t) == t.nr_spans);
+	for (int i = 0; i < t.nr_notes; i++)
+		noted += !!strstr(t.notes[i], "sched_rr_timeslice+0x0: task_tick_rt+");
+	CHECK(noted == 1);
+	xk_scope_free(&t);
+	return 0;
+}
+
+/*
  * Variables boot code derives from the constant: the boot code is freed,
  * each variable it stored before its first call becomes a data span whose
  * value at N is what the build with N stores (its start run concretely,
@@ -2321,6 +2360,7 @@ int main(int argc, char **argv)
 		T(heap_in_one_call_is_call_state),
 		T(heap_call_accounted_is_call_state),
 		T(boot_derived_variables_are_data_spans),
+		T(copied_variables_are_refused),
 		T(frame_is_checked_below_the_default),
 		T(compare_immediates_do_not_wrap),
 		T(tsq_replays_without_the_jump_label_region),

@@ -404,6 +404,7 @@ static void json_bounds_check(const struct xk_scope *t,
 {
 	json_begin_object(jw, "bounds_check");
 	json_bool(jw, "ends_checked", t->ends_checked);
+	json_int(jw, "affine_spans", r->nr_affine);
 	json_int(jw, "built", r->nr_built);
 	json_bool(jw, "narrowed", r->narrowed);
 	json_begin_array(jw, "bounds_before");
@@ -431,6 +432,9 @@ static void print_bounds_check(const struct xk_scope *t,
 		       "kernel built with %s\n", (long long)t->min,
 		       (long long)t->max, r->nr_built == 1 ? "one end" : "both ends",
 		       r->nr_built == 1 ? "it" : "each");
+	else if (t->ends_checked && !r->nr_affine)
+		printf("bounds: %lld..%lld, no fitted span to check at the ends\n",
+		       (long long)t->min, (long long)t->max);
 	else if (t->ends_checked)
 		printf("bounds: %lld..%lld, within the values xk gen built\n",
 		       (long long)t->min, (long long)t->max);

@@ -138,6 +138,139 @@ static int boot_reads(const struct xk_obj *o, const struct xk_sym *y,
 			  reads);
 }
 
+/* What copies_made's walk keeps of copies into objects: the first one. */
+struct copy_walk {
+	char *object_copy;	/* "" until one is found */
+	size_t size;
+};
+
+/*
+ * Whether register gpr before instruction s of f comes from per-CPU data:
+ * the last instruction before s that writes it names per-CPU data, or,
+ * depth permitting, a register it reads does so in turn.
+ */
+static bool reg_per_cpu(const struct xk_sym *f, const struct xk_func_code *code,
+			size_t s, int gpr, int depth)
+{
+	for (size_t i = s; i-- > 0;) {
+		const struct xk_insn *in = &code->insn[i];
+		bool reads, writes;
+
+		/* a call keeps the callee-saved registers (rbx, rbp, r12-r15) */
+		if (in->is_call && (gpr == 3 || gpr == 5 || gpr >= 12))
+			continue;
+		df_touches_gpr(in, gpr, &reads, &writes);
+		if (!writes)
+			continue;
+		if (gen_insn_per_cpu(f, in))
+			return true;
+		for (int m = 0; depth > 0 && m < in->x86.op_count; m++) {
+			const cs_x86_op *op = &in->x86.operands[m];
+			int g = op->type == X86_OP_REG ? xk_gpr(op->reg, NULL, NULL) : -1;
+
+			if (g >= 0 && reg_per_cpu(f, code, i, g, depth - 1))
+				return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+/*
+ * Whether the store at instruction s of f writes per-CPU data: the store
+ * names it, or its base register comes from it (per_cpu_ptr(&rcu_data,
+ * cpu): `mov $rcu_data, %rbx`, `add %r14, %rbx` with r14 from
+ * __per_cpu_offset, then `mov %rax, 0x108(%rbx)`).
+ */
+static bool stores_per_cpu(const struct xk_sym *f, const struct xk_func_code *code,
+			   size_t s)
+{
+	const cs_x86_op *dst = &code->insn[s].x86.operands[0];
+	int base = xk_gpr(dst->mem.base, NULL, NULL);
+
+	return gen_insn_per_cpu(f, &code->insn[s]) ||
+	       (base >= 0 && reg_per_cpu(f, code, s, base, 3));
+}
+
+/*
+ * copies_made's question: whether reference n loads the field into a
+ * register that a store then writes to per-CPU data, before the register
+ * is written again, a call, a return or a jump (rcutree_prepare_cpu's
+ * rdp->blimit = blimit: each CPU's copy is made when it comes up, then
+ * read instead of the variable). A store into another object (a task's
+ * rt.time_slice = sched_rr_timeslice, renewed as each slice ends) goes to
+ * the walk's object_copy, the first one only.
+ */
+static bool copies_field(const struct xk_obj *o, const struct xk_sym *f,
+			 const struct xk_func_code *code, size_t n,
+			 const struct xk_rela *r, const void *arg, char *why,
+			 size_t size)
+{
+	const struct copy_walk *walk = arg;
+	const struct xk_insn *ld = &code->insn[n];
+	const cs_x86 *x = &ld->x86;
+	int gpr;
+
+	(void)o;
+	(void)r;
+	if ((ld->id != X86_INS_MOV && ld->id != X86_INS_MOVZX &&
+	     ld->id != X86_INS_MOVSX && ld->id != X86_INS_MOVSXD) ||
+	    x->op_count != 2 || x->operands[0].type != X86_OP_REG ||
+	    x->operands[1].type != X86_OP_MEM)
+		return false;
+	gpr = xk_gpr(x->operands[0].reg, NULL, NULL);
+	if (gpr < 0)
+		return false;
+	for (size_t i = n + 1; i < code->nr && i <= n + 16; i++) {
+		const struct xk_insn *in = &code->insn[i];
+		const cs_x86_op *dst = &in->x86.operands[0];
+		const cs_x86_op *src = &in->x86.operands[1];
+		bool reads, writes;
+
+		if (in->is_call || in->is_ret || (in->is_branch && !in->is_cond))
+			return false;
+		if (in->id == X86_INS_MOV && in->x86.op_count == 2 &&
+		    dst->type == X86_OP_MEM && src->type == X86_OP_REG &&
+		    dst->mem.base != X86_REG_RIP &&
+		    xk_gpr(src->reg, NULL, NULL) == gpr) {
+			if (stores_per_cpu(f, code, i)) {
+				snprintf(why, size, "%s+0x%lx %.60s", f->name,
+					 (unsigned long)in->off, in->text);
+				return true;
+			}
+			if (!walk->object_copy[0])
+				snprintf(walk->object_copy, walk->size,
+					 "%s+0x%lx %.60s", f->name,
+					 (unsigned long)in->off, in->text);
+			return false;
+		}
+		df_touches_gpr(in, gpr, &reads, &writes);
+		if (writes)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Whether code of object o copies bytes [from, to) of data object y into
+ * per-CPU data (copies_field): the copy of a CPU already up keeps the
+ * compiled-in value where it is read, so the variable alone is not the
+ * setting; why names the first such copy. A copy into another object
+ * goes to object_copy (size bytes; "" when none): that object keeps the
+ * old value until the code copies again, as any object made before a
+ * retune. Runs for data_span, after boot_reads.
+ */
+static int copies_made(const struct xk_obj *o, const struct xk_sym *y,
+		       uint64_t from, uint64_t to, char *why, size_t size,
+		       char *object_copy, size_t object_size, bool *per_cpu)
+{
+	const struct copy_walk walk = { object_copy, object_size };
+
+	object_copy[0] = '\0';
+	return gen_field_refs(o, y, from, to, false, copies_field, &walk, why,
+			      size, per_cpu);
+}
+
 /* Whether object o has a function of that name. */
 static bool function_named(const struct xk_obj *o, const char *name)
 {
@@ -535,6 +668,7 @@ static int data_span(const struct form_obj *o, const struct xk_sym *y,
 	uint32_t w;
 	int64_t a = 0, b = 0;
 	struct xk_scope_span *sp;
+	char copy[200];
 	bool writes;
 	int err;
 
@@ -684,6 +818,31 @@ static int data_span(const struct form_obj *o, const struct xk_sym *y,
 			 "keeps the compiled-in value", y->name,
 			 (unsigned long long)off, how);
 		return 0;
+	}
+	err = copies_made(base, y, off, off + w, why, size, copy, sizeof(copy),
+			  &writes);
+	if (err)
+		return err;
+	if (writes) {
+		char how[200];
+
+		xk_strlcpy(how, why, sizeof(how));
+		snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
+			 "but code copies it into per-CPU data (%s): the copy of "
+			 "each CPU already up keeps the compiled-in value where it "
+			 "is read", y->name, (unsigned long long)off, how);
+		return 0;
+	}
+	if (copy[0]) {
+		char note[sizeof(t->notes[0])];
+
+		snprintf(note, sizeof(note), "%s+0x%llx: %s copies it into an "
+			 "object, which keeps the compiled-in value until the code "
+			 "copies again, as every object made before the change",
+			 y->name, (unsigned long long)off, copy);
+		err = gen_add_note(t, note);
+		if (err)
+			return err;
 	}
 	err = gen_add_variable_span(t, in, y, off, w,
 				    y->sec->data + y->sym.st_value + off, a, b, &sp);
