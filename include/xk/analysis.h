@@ -170,8 +170,8 @@ int xk_gen_prove(const struct xk_kernel *k, const struct xk_constant *c,
  * xk gen's check of the bounds: the fits of t's affine spans hold where
  * xk gen built (b: the default, two values next to it and the check
  * value), and a policy may choose any value of the bounds; so each end of
- * the bounds outside those values is built too and the affine spans
- * checked there as xk_gen_verify checks them. An end where a span
+ * the bounds that is none of those values is built too and the affine
+ * spans checked there as xk_gen_verify checks them. An end where a span
  * disagrees (or has another code, or the kernel does not compile) moves
  * in to the value nearest to it found to hold, searched between it and
  * the values built with at most XK_BOUNDS_STEPS builds more a side
