@@ -301,7 +301,6 @@ static const struct xk_scope_span *same_span(const struct xk_scope *redo,
 	return NULL;
 }
 
-/* One affine span of t against the analysis checked at value (redo). */
 /* A deep copy of t (its spans and their replays), into copy. */
 static int copy_table(const struct xk_scope *t, struct xk_scope *copy)
 {
@@ -330,6 +329,8 @@ static int copy_table(const struct xk_scope *t, struct xk_scope *copy)
 	return 0;
 }
 
+/* Whether r, span sp as analysed at another value, is sp: supported,
+ * affine, with the same fit. */
 static bool agrees(const struct xk_scope_span *sp, const struct xk_scope_span *r)
 {
 	bool same_fit = r && r->nr_params == sp->nr_params && !r->nr_points &&
