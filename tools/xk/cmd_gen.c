@@ -423,8 +423,8 @@ static void print_bounds_check(const struct xk_scope *t,
 			       const struct xk_bounds_check *r)
 {
 	if (r->narrowed)
-		printf("bounds: %lld..%lld of %lld..%lld: the fits disagree "
-		       "with the kernel built with %lld (%d value%s built)\n",
+		printf("bounds: %lld..%lld of %lld..%lld: refused at %lld (the "
+		       "note bounds: says why; %d value%s built)\n",
 		       (long long)t->min, (long long)t->max, r->min, r->max,
 		       r->refused, r->nr_built, r->nr_built == 1 ? "" : "s");
 	else if (t->ends_checked && r->nr_built)
