@@ -652,6 +652,23 @@ out:
 }
 
 /*
+ * data_span's refusal of field off of y once a check found what code does
+ * with it (why, which the reason quotes between before and after): 0.
+ */
+static int refuse_field(const struct xk_sym *y, uint64_t off,
+			const char *before, const char *after, char *why,
+			size_t size)
+{
+	char how[200];
+
+	xk_strlcpy(how, why, sizeof(how));
+	snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
+		 "but %s%s%s", y->name, (unsigned long long)off, before, how,
+		 after);
+	return 0;
+}
+
+/*
  * A variable the constant initialises, as a span of class data: one aligned
  * field of 1, 2, 4 or 8 bytes that every build changes, holding a*N + b at
  * every build's N (an exact integer fit) and wide enough for the bounds.
@@ -797,42 +814,24 @@ static int data_span(const struct form_obj *o, const struct xk_sym *y,
 	err = gen_code_writes(base, y, off, off + w, NULL, why, size, &writes);
 	if (err)
 		return err;
-	if (writes) {
-		char how[200];
-
-		xk_strlcpy(how, why, sizeof(how));
-		snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
-			 "but %s: a variable the kernel changes, not a setting",
-			 y->name, (unsigned long long)off, how);
-		return 0;
-	}
+	if (writes)
+		return refuse_field(y, off, "", ": a variable the kernel changes, "
+				    "not a setting", why, size);
 	err = boot_reads(base, y, off, off + w, why, size, &writes);
 	if (err)
 		return err;
-	if (writes) {
-		char how[200];
-
-		xk_strlcpy(how, why, sizeof(how));
-		snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
-			 "but boot-time code reads it (%s): what it derived then "
-			 "keeps the compiled-in value", y->name,
-			 (unsigned long long)off, how);
-		return 0;
-	}
+	if (writes)
+		return refuse_field(y, off, "boot-time code reads it (", "): what "
+				    "it derived then keeps the compiled-in value",
+				    why, size);
 	err = copies_made(base, y, off, off + w, why, size, copy, sizeof(copy),
 			  &writes);
 	if (err)
 		return err;
-	if (writes) {
-		char how[200];
-
-		xk_strlcpy(how, why, sizeof(how));
-		snprintf(why, size, "data: %s+0x%llx is initialised by the constant, "
-			 "but code copies it into per-CPU data (%s): the copy of "
-			 "each CPU already up keeps the compiled-in value where it "
-			 "is read", y->name, (unsigned long long)off, how);
-		return 0;
-	}
+	if (writes)
+		return refuse_field(y, off, "code copies it into per-CPU data (",
+				    "): the copy of each CPU already up keeps the "
+				    "compiled-in value where it is read", why, size);
 	if (copy[0]) {
 		char note[sizeof(t->notes[0])];
 
